@@ -1,0 +1,57 @@
+package dev.gantry.admission.persistence;
+
+import dev.gantry.admission.domain.JobState;
+import io.quarkus.hibernate.reactive.panache.PanacheEntityBase;
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.EnumType;
+import jakarta.persistence.Enumerated;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import jakarta.persistence.Version;
+import java.time.Instant;
+import java.util.UUID;
+
+/** A submitted job as stored: the spec as JSON (it is read whole), the queryable fields as columns. */
+@Entity
+@Table(name = "job")
+public class JobEntity extends PanacheEntityBase {
+
+    @Id
+    public UUID id;
+
+    @Column(nullable = false)
+    public String name;
+
+    @Column(nullable = false)
+    public String queue;
+
+    @Column(nullable = false)
+    public String owner;
+
+    @Column(nullable = false)
+    public int priority;
+
+    @Column(name = "total_gpus", nullable = false)
+    public int totalGpus;
+
+    @Enumerated(EnumType.STRING)
+    @Column(nullable = false)
+    public JobState state;
+
+    @Column(name = "pending_reason", columnDefinition = "text")
+    public String pendingReason;
+
+    /** The full spec (task groups, constraints) as submitted, in JSON. */
+    @Column(nullable = false, columnDefinition = "text")
+    public String spec;
+
+    @Column(name = "submitted_at", nullable = false)
+    public Instant submittedAt;
+
+    @Column(name = "updated_at", nullable = false)
+    public Instant updatedAt;
+
+    @Version
+    public long version;
+}

@@ -1,0 +1,16 @@
+package dev.gantry.admission.rest;
+
+import dev.gantry.admission.domain.JobState;
+import dev.gantry.admission.persistence.JobEntity;
+import java.time.Instant;
+import java.util.UUID;
+
+/** A job as the API shows it. */
+public record JobView(UUID id, String name, String queue, String owner, int priority, int totalGpus,
+        JobState state, String pendingReason, Instant submittedAt) {
+
+    static JobView of(JobEntity job) {
+        return new JobView(job.id, job.name, job.queue, job.owner, job.priority, job.totalGpus, job.state,
+                job.pendingReason, job.submittedAt);
+    }
+}

@@ -1,0 +1,41 @@
+package dev.gantry.admission;
+
+import io.agroal.api.AgroalDataSource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/** Reads the service's database over plain JDBC, independently of the code under test. */
+@ApplicationScoped
+public class TestDatabase {
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    public long queryLong(String sql, Object... args) {
+        Object value = query(sql, args);
+        return value == null ? 0 : ((Number) value).longValue();
+    }
+
+    public String queryString(String sql, Object... args) {
+        Object value = query(sql, args);
+        return value == null ? null : value.toString();
+    }
+
+    private Object query(String sql, Object... args) {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            try (ResultSet rows = statement.executeQuery()) {
+                return rows.next() ? rows.getObject(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("test query failed: " + sql, e);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package dev.gantry.contracts.events;
+
+import java.util.List;
+
+/**
+ * NATS JetStream streams and subjects. A subject is also the {@code type} of the events on it.
+ * Streams capture a whole prefix ({@code jobs.>}), so adding an event type needs no broker change.
+ */
+public final class Subjects {
+
+    public static final String JOBS_STREAM = "JOBS";
+    public static final String NODES_STREAM = "NODES";
+    public static final String QUOTA_STREAM = "QUOTA";
+    public static final String PLACEMENTS_STREAM = "PLACEMENTS";
+
+    public static final String JOBS_QUEUED = "jobs.queued";
+    public static final String JOBS_CANCELLED = "jobs.cancelled";
+
+    public static final String NODES_UPSERTED = "nodes.upserted";
+    public static final String NODES_REMOVED = "nodes.removed";
+
+    public static final String QUOTA_SHARES = "quota.shares";
+
+    public static final String PLACEMENTS_BOUND = "placements.bound";
+    public static final String PLACEMENTS_PREEMPTED = "placements.preempted";
+    public static final String PLACEMENTS_MIGRATED = "placements.migrated";
+    public static final String PLACEMENTS_FAILED = "placements.failed";
+
+    /** Every subject an event may be published on; an outbox row naming another is a bug. */
+    public static final List<String> ALL = List.of(
+            JOBS_QUEUED, JOBS_CANCELLED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
+            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED);
+
+    private Subjects() {
+    }
+
+    /** The stream that captures a subject, from its first token. */
+    public static String streamOf(String subject) {
+        String prefix = subject.substring(0, subject.indexOf('.'));
+        return switch (prefix) {
+            case "jobs" -> JOBS_STREAM;
+            case "nodes" -> NODES_STREAM;
+            case "quota" -> QUOTA_STREAM;
+            case "placements" -> PLACEMENTS_STREAM;
+            default -> throw new IllegalArgumentException("no stream captures subject " + subject);
+        };
+    }
+}

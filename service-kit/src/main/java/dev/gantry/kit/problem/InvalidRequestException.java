@@ -1,0 +1,35 @@
+package dev.gantry.kit.problem;
+
+import java.util.List;
+
+/**
+ * A request that is well-formed JSON but asks for something the domain refuses (HTTP 422), or is
+ * malformed in a way bean validation cannot see (HTTP 400). Thrown before anything is stored.
+ */
+public class InvalidRequestException extends RuntimeException {
+
+    private final int status;
+    private final List<Problem.FieldError> errors;
+
+    public InvalidRequestException(int status, String detail, List<Problem.FieldError> errors) {
+        super(detail);
+        this.status = status;
+        this.errors = List.copyOf(errors);
+    }
+
+    public static InvalidRequestException unprocessable(String field, String message) {
+        return new InvalidRequestException(422, field + ": " + message, List.of(new Problem.FieldError(field, message)));
+    }
+
+    public static InvalidRequestException badRequest(String field, String message) {
+        return new InvalidRequestException(400, field + ": " + message, List.of(new Problem.FieldError(field, message)));
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public List<Problem.FieldError> errors() {
+        return errors;
+    }
+}

@@ -1,0 +1,82 @@
+package dev.gantry.kit.problem;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import jakarta.validation.ConstraintViolation;
+import jakarta.validation.ConstraintViolationException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+
+/**
+ * Turns every error a Gantry REST API can return into {@code application/problem+json}.
+ * Registered for all services through this kit; services throw plain exceptions.
+ */
+public class ProblemMappers {
+
+    private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+    @ServerExceptionMapper
+    public Response invalidRequest(InvalidRequestException e) {
+        String title = e.status() == 422 ? "Unprocessable Content" : "Bad Request";
+        return Problem.of(e.status(), title, e.getMessage(), e.errors()).toResponse();
+    }
+
+    @ServerExceptionMapper
+    public Response constraintViolation(ConstraintViolationException e) {
+        List<Problem.FieldError> errors = e.getConstraintViolations().stream()
+                .map(v -> new Problem.FieldError(fieldOf(v), v.getMessage()))
+                .sorted(Comparator.comparing(Problem.FieldError::field))
+                .toList();
+        String detail = errors.stream().map(f -> f.field() + ": " + f.message()).collect(Collectors.joining("; "));
+        return Problem.of(400, "Bad Request", detail, errors).toResponse();
+    }
+
+    @ServerExceptionMapper(priority = 1)
+    public Response unreadableJson(JsonProcessingException e) {
+        String field = e instanceof JsonMappingException m ? pathOf(m) : "";
+        String detail = "request body is not valid JSON for this resource: " + e.getOriginalMessage();
+        List<Problem.FieldError> errors = field.isEmpty() ? List.of() : List.of(new Problem.FieldError(field, e.getOriginalMessage()));
+        return Problem.of(400, "Bad Request", detail, errors).toResponse();
+    }
+
+    @ServerExceptionMapper
+    public Response webApplication(WebApplicationException e) {
+        Response original = e.getResponse();
+        Response.Status status = Response.Status.fromStatusCode(original.getStatus());
+        String title = status != null ? status.getReasonPhrase() : "HTTP " + original.getStatus();
+        return Problem.of(original.getStatus(), title, e.getMessage(), List.of()).toResponse();
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(RuntimeException e) {
+        LOG.error("unexpected error while serving a request", e);
+        return Problem.of(Response.Status.INTERNAL_SERVER_ERROR, "an unexpected error occurred; it has been logged").toResponse();
+    }
+
+    /** "submit.request.taskGroups[0].replicas" becomes "taskGroups[0].replicas": drop method and parameter. */
+    private static String fieldOf(ConstraintViolation<?> violation) {
+        String path = violation.getPropertyPath().toString();
+        String[] parts = path.split("\\.", 3);
+        return parts.length == 3 ? parts[2] : parts[parts.length - 1];
+    }
+
+    private static String pathOf(JsonMappingException e) {
+        StringBuilder path = new StringBuilder();
+        for (JsonMappingException.Reference ref : e.getPath()) {
+            if (ref.getFieldName() != null) {
+                if (!path.isEmpty()) {
+                    path.append('.');
+                }
+                path.append(ref.getFieldName());
+            } else if (ref.getIndex() >= 0) {
+                path.append('[').append(ref.getIndex()).append(']');
+            }
+        }
+        return path.toString();
+    }
+}
