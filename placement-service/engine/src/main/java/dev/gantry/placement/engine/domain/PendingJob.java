@@ -1,0 +1,41 @@
+package dev.gantry.placement.engine.domain;
+
+import java.util.List;
+import java.util.Map;
+
+/** A job waiting for placement: a gang of task groups, all-or-nothing down to {@code minAvailable} pods. */
+public record PendingJob(
+        String name,
+        String queue,
+        int priority,
+        long submittedAtSeconds,
+        List<TaskGroup> taskGroups,
+        int minAvailable,
+        List<String> gpuModels,
+        GpuTopology gpuTopology,
+        Network network,
+        boolean requireInfiniBand,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations,
+        boolean preemptible,
+        boolean checkpointable,
+        Long estimatedRuntimeSeconds) {
+
+    public PendingJob {
+        taskGroups = List.copyOf(taskGroups);
+        gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
+        gpuTopology = gpuTopology == null ? GpuTopology.ANY : gpuTopology;
+        network = network == null ? Network.ANY : network;
+        nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
+        tolerations = tolerations == null ? List.of() : List.copyOf(tolerations);
+    }
+
+    public int totalReplicas() {
+        return taskGroups.stream().mapToInt(TaskGroup::replicas).sum();
+    }
+
+    /** GPUs of the whole job in thousandths. */
+    public long gpuMilli() {
+        return taskGroups.stream().mapToLong(g -> g.replicas() * g.replicaGpuMilli()).sum();
+    }
+}

@@ -1,0 +1,222 @@
+package dev.gantry.placement.engine.planner;
+
+import dev.gantry.placement.engine.domain.NetworkLevel;
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Gang-aware best-fit packing (Volcano gang + binpack): a gang is tried inside each network
+ * domain its {@code network.required} allows (split by InfiniBand fabric when it needs one),
+ * tightest domain first; inside a domain each pod goes to a node the gang already uses, else to
+ * the node it fills most. A gang is returned only when at least {@code minAvailable} pods fit.
+ * Node eligibility and domains are cached per requirement signature: many jobs share them.
+ */
+public final class GangPacker {
+
+    /** A pod put on a node with concrete GPU indices. */
+    public record Assigned(Replica replica, int node, int[] gpus) {
+    }
+
+    /** A gang's placement; {@code complete} when every replica fits. */
+    public record GangFit(List<Assigned> tasks, boolean complete) {
+        public long gpuMilli() {
+            return tasks.stream().mapToLong(a -> a.replica().gpuMilli()).sum();
+        }
+
+        public int nodeCount() {
+            return (int) tasks.stream().mapToInt(Assigned::node).distinct().count();
+        }
+    }
+
+    private record Signature(List<String> models, Map<String, String> selector, List<?> tolerations, boolean sharing, boolean gpus) {
+    }
+
+    private record DomainKey(Signature sig, NetworkLevel level, boolean ib) {
+    }
+
+    private final List<Node> nodes;
+    private final Map<Signature, int[]> eligible = new HashMap<>();
+    private final Map<DomainKey, List<int[]>> domains = new HashMap<>();
+
+    public GangPacker(List<Node> nodes) {
+        this.nodes = nodes;
+    }
+
+    private static Signature signature(PendingJob job) {
+        boolean sharing = job.taskGroups().stream().anyMatch(g -> g.gpuMilli() != null);
+        boolean gpus = job.taskGroups().stream().anyMatch(g -> g.gpusPerReplica() > 0);
+        return new Signature(job.gpuModels(), job.nodeSelector(), job.tolerations(), sharing, gpus);
+    }
+
+    /** Nodes this job's pods may use at all (schedulable, model, selector, taints, sharing). */
+    public int[] eligibleNodes(PendingJob job) {
+        return eligible.computeIfAbsent(signature(job), sig -> {
+            List<Integer> out = new ArrayList<>();
+            for (int i = 0; i < nodes.size(); i++) {
+                Node n = nodes.get(i);
+                if (PlanValidator.nodeMismatch(job, n, sig.gpus()) == null && (!sig.sharing() || n.gpuSharing())) {
+                    out.add(i);
+                }
+            }
+            return out.stream().mapToInt(Integer::intValue).toArray();
+        });
+    }
+
+    /** The node sets a gang may span at {@code level}: one per domain key (and IB fabric if needed). */
+    public List<int[]> domains(PendingJob job, NetworkLevel level) {
+        boolean ib = job.requireInfiniBand();
+        return domains.computeIfAbsent(new DomainKey(signature(job), level, ib), k -> {
+            int[] el = eligibleNodes(job);
+            List<int[]> out = new ArrayList<>();
+            if (level == NetworkLevel.NODE) {
+                for (int i : el) {
+                    out.add(new int[] {i});
+                }
+                return out;
+            }
+            Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
+            for (int i : el) {
+                Node n = nodes.get(i);
+                String key = level == NetworkLevel.ANY ? "" : n.topology().key(level);
+                if (key == null || ib && n.ibFabric() == null) {
+                    out.add(new int[] {i}); // unknown domain: the node can only hold the gang alone
+                    continue;
+                }
+                groups.computeIfAbsent(Arrays.asList(key, ib ? n.ibFabric() : ""), x -> new ArrayList<>()).add(i);
+            }
+            groups.values().forEach(g -> out.add(g.stream().mapToInt(Integer::intValue).toArray()));
+            return out;
+        });
+    }
+
+    /**
+     * Best placement for the job on the current state, or null. Tries the preferred network level
+     * first (complete gangs only), then the required level; does not change {@code st}.
+     */
+    public GangFit place(ClusterState st, PendingJob job, List<Replica> reps) {
+        NetworkLevel req = job.network().required();
+        NetworkLevel pref = job.network().preferred();
+        long minMilli = minGangMilli(job, reps);
+        if (pref != null && pref.ordinal() > req.ordinal()) {
+            GangFit fit = bestInDomains(st, job, reps, domains(job, pref), minMilli, true);
+            if (fit != null) {
+                return fit;
+            }
+        }
+        return bestInDomains(st, job, reps, domains(job, req), minMilli, false);
+    }
+
+    /** GPUs of the {@code minAvailable} smallest pods: less than that free in a domain cannot work. */
+    static long minGangMilli(PendingJob job, List<Replica> reps) {
+        long sum = 0;
+        for (int i = reps.size() - 1, c = 0; i >= 0 && c < job.minAvailable(); i--, c++) {
+            sum += reps.get(i).gpuMilli();
+        }
+        return sum;
+    }
+
+    private GangFit bestInDomains(ClusterState st, PendingJob job, List<Replica> reps, List<int[]> doms, long minMilli, boolean completeOnly) {
+        long total = reps.stream().mapToLong(Replica::gpuMilli).sum();
+        // tightest domain first: fill partly used racks before opening empty ones
+        List<long[]> order = new ArrayList<>();
+        for (int d = 0; d < doms.size(); d++) {
+            long cap = 0;
+            for (int i : doms.get(d)) {
+                cap += st.freeMilli(i);
+            }
+            if (cap >= minMilli && (!completeOnly || cap >= total)) {
+                order.add(new long[] {cap >= total ? 0 : 1, cap, d});
+            }
+        }
+        order.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : a[1] != b[1] ? Long.compare(a[1], b[1]) : Long.compare(a[2], b[2]));
+        GangFit partial = null;
+        int tries = 0;
+        for (long[] o : order) {
+            GangFit fit = packInDomain(st, job, reps, doms.get((int) o[2]));
+            if (fit != null && fit.complete()) {
+                return fit;
+            }
+            if (fit != null && partial == null && !completeOnly) {
+                partial = fit;
+            }
+            // a domain that fails on capacity checks already costs a full scan: bound the search
+            if (++tries >= 64 && partial != null) {
+                break;
+            }
+        }
+        return partial;
+    }
+
+    /** Packs the gang inside one domain; null when fewer than minAvailable pods fit. */
+    public GangFit packInDomain(ClusterState st, PendingJob job, List<Replica> reps, int[] domain) {
+        List<Assigned> placed = new ArrayList<>();
+        List<Integer> used = new ArrayList<>();
+        int failed = 0;
+        for (Replica r : reps) {
+            Assigned a = placeOne(st, r, domain, used);
+            if (a == null) {
+                failed++;
+                if (reps.size() - failed < job.minAvailable()) {
+                    break;
+                }
+                continue;
+            }
+            st.take(a.node(), r, a.gpus());
+            placed.add(a);
+            if (!used.contains(a.node())) {
+                used.add(a.node());
+            }
+        }
+        for (Assigned a : placed) {
+            st.release(a.node(), a.replica(), a.gpus());
+        }
+        if (placed.size() < job.minAvailable()) {
+            return null;
+        }
+        return new GangFit(placed, failed == 0);
+    }
+
+    private static Assigned placeOne(ClusterState st, Replica r, int[] domain, List<Integer> used) {
+        for (int n : used) {
+            int[] g = st.pick(n, r);
+            if (g != null) {
+                return new Assigned(r, n, g);
+            }
+        }
+        int bestNode = -1;
+        int[] bestGpus = null;
+        long bestLeft = Long.MAX_VALUE;
+        for (int n : domain) {
+            long freeMilli = r.gpuMilli() == 0 ? 0 : st.freeMilli(n);
+            if (freeMilli < r.gpuMilli()) {
+                continue;
+            }
+            long left = freeMilli - r.gpuMilli();
+            if (left >= bestLeft) {
+                continue;
+            }
+            int[] g = st.pick(n, r);
+            if (g != null) {
+                bestNode = n;
+                bestGpus = g;
+                bestLeft = left;
+                if (left == 0) {
+                    break;
+                }
+            }
+        }
+        return bestNode < 0 ? null : new Assigned(r, bestNode, bestGpus);
+    }
+
+    public Node node(int i) {
+        return nodes.get(i);
+    }
+
+}

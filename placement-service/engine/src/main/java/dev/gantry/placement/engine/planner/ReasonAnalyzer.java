@@ -1,0 +1,247 @@
+package dev.gantry.placement.engine.planner;
+
+import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.NetworkLevel;
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Queue;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.Taint;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Why a pending job stays pending, in words a user can act on: the first requirement that blocks
+ * it (queue capability, GPU model, node selector, taints, sharing, pod shape, gang size under the
+ * required network domain), and by how much, measured on the cluster as the plan leaves it.
+ * Typed like kube-scheduler's codes: {@link Kind#UNRESOLVABLE} will not change by waiting.
+ */
+public final class ReasonAnalyzer {
+
+    /** Whether waiting can help (capacity may free up) or the job must change. */
+    public enum Kind { WAIT, UNRESOLVABLE }
+
+    /** A reason with its kind. */
+    public record Reason(Kind kind, String text) {
+    }
+
+    private final Scenario sc;
+    private final ClusterState st;
+    private final QueueLedger ledger;
+    private final GangPacker packer;
+    private Map<Integer, List<RunningJob>> runningByNode;
+
+    public ReasonAnalyzer(Scenario sc, ClusterState st, QueueLedger ledger, GangPacker packer) {
+        this.sc = sc;
+        this.st = st;
+        this.ledger = ledger;
+        this.packer = packer;
+    }
+
+    public String explain(PendingJob job) {
+        return analyze(job).text();
+    }
+
+    public Reason analyze(PendingJob job) {
+        List<Replica> reps = Replica.of(job);
+        long minMilli = GangPacker.minGangMilli(job, reps);
+        String blockedQueue = ledger.blockedBy(job.queue(), minMilli);
+        if (blockedQueue != null) {
+            Queue q = ledger.queue(blockedQueue);
+            return new Reason(Kind.WAIT, "queue " + blockedQueue + " is at its capability: it holds " + gpus(ledger.after(blockedQueue))
+                    + " of " + q.capabilityGpus() + " GPUs and the gang needs " + gpus(minMilli) + " more");
+        }
+        int[] eligible = packer.eligibleNodes(job);
+        if (eligible.length == 0) {
+            return new Reason(Kind.UNRESOLVABLE, noEligibleNode(job));
+        }
+        Replica biggest = reps.getFirst();
+        String shape = podShape(job, biggest, eligible);
+        if (shape != null) {
+            return new Reason(Kind.UNRESOLVABLE, shape);
+        }
+        return new Reason(Kind.WAIT, gangSize(job, reps, minMilli));
+    }
+
+    private String noEligibleNode(PendingJob job) {
+        List<Node> candidates = sc.nodes().stream().filter(Node::schedulable).toList();
+        if (candidates.isEmpty()) {
+            return "no schedulable node in the cluster";
+        }
+        boolean needsGpus = job.taskGroups().stream().anyMatch(g -> g.gpusPerReplica() > 0);
+        if (needsGpus && !job.gpuModels().isEmpty()) {
+            List<Node> withModel = candidates.stream().filter(n -> job.gpuModels().contains(n.gpuModel())).toList();
+            if (withModel.isEmpty()) {
+                Set<String> models = candidates.stream().map(Node::gpuModel).filter(m -> m != null).collect(Collectors.toCollection(java.util.TreeSet::new));
+                return "no schedulable node has GPU model " + String.join(" or ", job.gpuModels()) + " (the cluster has " + String.join(", ", models) + ")";
+            }
+            candidates = withModel;
+        }
+        if (!job.nodeSelector().isEmpty()) {
+            List<Node> matching = candidates.stream()
+                    .filter(n -> job.nodeSelector().entrySet().stream().allMatch(e -> e.getValue().equals(n.labels().get(e.getKey())))).toList();
+            if (matching.isEmpty()) {
+                return "nodeSelector " + job.nodeSelector() + " matches none of the " + candidates.size() + " schedulable nodes" + modelScope(job);
+            }
+            candidates = matching;
+        }
+        List<Node> tolerated = candidates.stream().filter(n -> untolerated(job, n) == null).toList();
+        if (tolerated.isEmpty()) {
+            Set<String> keys = new LinkedHashSet<>();
+            candidates.forEach(n -> keys.add(untolerated(job, n)));
+            return "every one of the " + candidates.size() + " matching nodes has a NoSchedule taint the job does not tolerate ("
+                    + String.join(", ", keys) + "): add a toleration";
+        }
+        return "GPU sharing (gpuMilli) needs a node with gpuSharing: none of the " + tolerated.size() + " matching nodes allows it";
+    }
+
+    private static String untolerated(PendingJob job, Node n) {
+        for (Taint t : n.taints()) {
+            if (t.blocksScheduling() && job.tolerations().stream().noneMatch(x -> x.tolerates(t))) {
+                return t.value() == null ? t.key() : t.key() + "=" + t.value();
+            }
+        }
+        return null;
+    }
+
+    private String modelScope(PendingJob job) {
+        return job.gpuModels().isEmpty() ? "" : " with " + String.join(" or ", job.gpuModels());
+    }
+
+    /** A single pod bigger than any eligible node (GPUs in one group, CPU, memory) can never fit. */
+    private String podShape(PendingJob job, Replica r, int[] eligible) {
+        int bestGroup = 0;
+        long bestCpu = 0;
+        long bestMem = 0;
+        for (int i : eligible) {
+            Node n = st.node(i);
+            for (List<Integer> g : n.groups(r.topology())) {
+                bestGroup = Math.max(bestGroup, g.size());
+            }
+            bestCpu = Math.max(bestCpu, n.cpuMillis());
+            bestMem = Math.max(bestMem, n.memoryMiB());
+        }
+        if (!r.sharing() && r.gpus() > bestGroup) {
+            String where = switch (r.topology()) {
+                case NVLINK -> " in one NVLink island; the largest island";
+                case NUMA -> " in one NUMA node; the largest NUMA node";
+                case ANY -> " on one node; the largest node";
+            };
+            return "each pod (" + r.task() + ") needs " + r.gpus() + " GPUs" + where + " among the " + eligible.length
+                    + " eligible nodes" + modelScope(job) + " has " + bestGroup + ": use more, smaller pods";
+        }
+        if (r.cpuMillis() > bestCpu) {
+            return "pod " + r.task() + " needs " + r.cpuMillis() + "m CPU; the largest eligible node has " + bestCpu + "m";
+        }
+        if (r.memoryMiB() > bestMem) {
+            return "pod " + r.task() + " needs " + r.memoryMiB() + " MiB memory; the largest eligible node has " + bestMem + " MiB";
+        }
+        return null;
+    }
+
+    private String gangSize(PendingJob job, List<Replica> reps, long minMilli) {
+        NetworkLevel level = job.network().required();
+        List<int[]> domains = packer.domains(job, level);
+        long total = reps.stream().mapToLong(Replica::gpuMilli).sum();
+        long bestFree = -1;
+        int[] bestDomain = null;
+        for (int[] d : domains) {
+            long free = 0;
+            for (int i : d) {
+                free += st.freeMilli(i);
+            }
+            if (free > bestFree) {
+                bestFree = free;
+                bestDomain = d;
+            }
+        }
+        long reclaim = reclaimable(job, bestDomain);
+        String model = job.gpuModels().isEmpty() ? " " : " x " + String.join("|", job.gpuModels()) + " ";
+        String need = job.minAvailable() < reps.size()
+                ? "gang needs at least " + gpus(minMilli) + model + "GPUs (" + job.minAvailable() + " of " + reps.size() + " pods)"
+                : "gang needs " + gpus(total) + model + "GPUs";
+        String scope = scope(level, job.requireInfiniBand());
+        String have = (level == NetworkLevel.ANY && !job.requireInfiniBand() ? "the eligible nodes have " : "the best " + (level == NetworkLevel.ANY ? "InfiniBand fabric" : domainName(level)) + " has ")
+                + gpus(bestFree) + " free"
+                + (reclaim > 0 ? " (" + gpus(bestFree + reclaim) + " free or reclaimable)" : "");
+        if (bestFree >= minMilli) {
+            Replica r = reps.getFirst();
+            String topo = r.topology() == GpuTopology.ANY ? "" : " in one " + (r.topology() == GpuTopology.NVLINK ? "NVLink island" : "NUMA node");
+            return need + scope + "; " + have + ", but no node set fits its pods (" + r.task() + ": " + describe(r) + topo
+                    + "): free GPUs are fragmented or CPU/memory is short";
+        }
+        return need + scope + "; " + have;
+    }
+
+    private static String describe(Replica r) {
+        String g = r.sharing() ? r.milli() + " milli-GPU" : r.gpus() + " GPUs";
+        return g + ", " + r.cpuMillis() + "m CPU, " + r.memoryMiB() + " MiB";
+    }
+
+    /** Preemptible running work a job of this priority could reclaim inside the domain. */
+    private long reclaimable(PendingJob job, int[] domain) {
+        if (domain == null) {
+            return 0;
+        }
+        if (runningByNode == null) {
+            runningByNode = new HashMap<>();
+            for (RunningJob r : sc.running()) {
+                for (RunningTask t : r.tasks()) {
+                    List<RunningJob> l = runningByNode.computeIfAbsent(st.indexOf(t.node()), k -> new ArrayList<>());
+                    if (!l.contains(r)) {
+                        l.add(r);
+                    }
+                }
+            }
+        }
+        long sum = 0;
+        for (int i : domain) {
+            for (RunningJob r : runningByNode.getOrDefault(i, List.of())) {
+                boolean lower = r.queue().equals(job.queue()) && r.priority() < job.priority();
+                Queue q = ledger.queue(r.queue());
+                boolean borrowed = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > q.guaranteeGpus() * 1000L;
+                if (r.preemptible() && (lower || borrowed)) {
+                    for (RunningTask t : r.tasks()) {
+                        if (st.indexOf(t.node()) == i) {
+                            sum += t.gpuMilliTotal();
+                        }
+                    }
+                }
+            }
+        }
+        return sum;
+    }
+
+    static String scope(NetworkLevel level, boolean ib) {
+        String s = switch (level) {
+            case NODE -> " on one node";
+            case LEAF -> " under one leaf";
+            case SPINE -> " under one spine";
+            case ZONE -> " in one zone";
+            case ANY -> "";
+        };
+        return ib ? s + " on one InfiniBand fabric" : s;
+    }
+
+    static String domainName(NetworkLevel level) {
+        return switch (level) {
+            case NODE -> "node";
+            case LEAF -> "leaf";
+            case SPINE -> "spine";
+            case ZONE -> "zone";
+            case ANY -> "node set";
+        };
+    }
+
+    static String gpus(long milli) {
+        return milli % 1000 == 0 ? Long.toString(milli / 1000) : String.format(java.util.Locale.ROOT, "%.3f", milli / 1000.0);
+    }
+
+}
