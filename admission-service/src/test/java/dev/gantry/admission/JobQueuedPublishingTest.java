@@ -9,6 +9,7 @@ import dev.gantry.contracts.jobs.JobQueued;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.Subscription;
+import dev.gantry.testing.TestDatabase;
 import jakarta.inject.Inject;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;

@@ -1,4 +1,4 @@
-package dev.gantry.admission;
+package dev.gantry.testing;
 
 import io.agroal.api.AgroalDataSource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -25,12 +25,26 @@ public class TestDatabase {
         return value == null ? null : value.toString();
     }
 
+    public int execute(String sql, Object... args) {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            bind(statement, args);
+            return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException("test statement failed: " + sql, e);
+        }
+    }
+
+    private static void bind(PreparedStatement statement, Object... args) throws SQLException {
+        for (int i = 0; i < args.length; i++) {
+            statement.setObject(i + 1, args[i]);
+        }
+    }
+
     private Object query(String sql, Object... args) {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) {
-                statement.setObject(i + 1, args[i]);
-            }
+            bind(statement, args);
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? rows.getObject(1) : null;
             }

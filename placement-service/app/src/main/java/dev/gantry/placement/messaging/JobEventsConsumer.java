@@ -1,0 +1,89 @@
+package dev.gantry.placement.messaging;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.MalformedEventException;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.kit.inbox.ProcessedEvents;
+import dev.gantry.placement.persistence.PendingJob;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.hibernate.reactive.panache.Panache;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Instant;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps the pending set from {@code jobs.*} on a durable JetStream consumer. Each event is applied
+ * in one transaction together with its id in the inbox, so a redelivered or republished event
+ * changes nothing the second time. A failure nacks the message and JetStream redelivers it.
+ */
+@ApplicationScoped
+public class JobEventsConsumer {
+
+    private static final Logger LOG = Logger.getLogger(JobEventsConsumer.class);
+
+    private final ProcessedEvents processed;
+    private final Counter applied;
+    private final Counter duplicates;
+    private final Counter malformed;
+
+    public JobEventsConsumer(ProcessedEvents processed, MeterRegistry registry) {
+        this.processed = processed;
+        this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "applied");
+        this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "duplicate");
+        this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
+    }
+
+    @Incoming("jobs-in")
+    public Uni<Void> onJobEvent(JsonNode event) {
+        String type = event.path("type").asText("");
+        try {
+            return switch (type) {
+                case Subjects.JOBS_QUEUED -> applyOnce(EventCodec.decode(event, JobQueued.class), this::storePending);
+                default -> {
+                    LOG.debugf("ignoring %s event (not handled yet)", type);
+                    yield Uni.createFrom().voidItem();
+                }
+            };
+        } catch (MalformedEventException e) {
+            // retrying cannot mend it: count it, log it, and acknowledge it
+            malformed.increment();
+            LOG.errorf("dropping malformed %s event: %s", type, e.getMessage());
+            return Uni.createFrom().voidItem();
+        }
+    }
+
+    private <P> Uni<Void> applyOnce(EventEnvelope<P> envelope, java.util.function.Function<EventEnvelope<P>, Uni<Void>> change) {
+        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type())
+                .chain(first -> {
+                    if (!first) {
+                        duplicates.increment();
+                        LOG.debugf("event %s already applied, skipped", envelope.eventId());
+                        return Uni.createFrom().voidItem();
+                    }
+                    applied.increment();
+                    return change.apply(envelope);
+                }));
+    }
+
+    private Uni<Void> storePending(EventEnvelope<JobQueued> envelope) {
+        JobQueued job = envelope.payload();
+        return PendingJob.<PendingJob>findById(job.jobId()).chain(existing -> {
+            PendingJob pending = existing != null ? existing : new PendingJob();
+            pending.jobId = job.jobId();
+            pending.name = job.name();
+            pending.queue = job.queue();
+            pending.priority = job.priority();
+            pending.totalGpus = job.totalGpus();
+            pending.spec = EventCodec.toJson(job);
+            pending.submittedAt = job.submittedAt();
+            pending.receivedAt = Instant.now();
+            return pending.persist().replaceWithVoid();
+        });
+    }
+}

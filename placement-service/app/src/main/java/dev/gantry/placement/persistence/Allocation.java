@@ -1,0 +1,47 @@
+package dev.gantry.placement.persistence;
+
+import io.quarkus.hibernate.reactive.panache.PanacheEntityBase;
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.GeneratedValue;
+import jakarta.persistence.GenerationType;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.time.Instant;
+import java.util.UUID;
+import org.hibernate.annotations.JdbcTypeCode;
+import org.hibernate.type.SqlTypes;
+
+/**
+ * GPUs held by one task of a placed job. Written before the binder acts, so a restarted service
+ * knows what it already gave out and never books a GPU twice.
+ */
+@Entity
+@Table(name = "allocation")
+public class Allocation extends PanacheEntityBase {
+
+    @Id
+    @GeneratedValue(strategy = GenerationType.IDENTITY)
+    public Long id;
+
+    @Column(name = "job_id", nullable = false)
+    public UUID jobId;
+
+    @Column(nullable = false)
+    public String task;
+
+    @Column(nullable = false)
+    public String node;
+
+    /** GPU indices on the node. */
+    @JdbcTypeCode(SqlTypes.ARRAY)
+    @Column(name = "gpu_indices", nullable = false)
+    public int[] gpuIndices;
+
+    /** Thousandths of one GPU for a shared task; null when the GPUs are held whole. */
+    @Column(name = "gpu_milli")
+    public Integer gpuMilli;
+
+    @Column(name = "allocated_at", nullable = false)
+    public Instant allocatedAt;
+}

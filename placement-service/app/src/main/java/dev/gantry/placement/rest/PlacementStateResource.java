@@ -1,0 +1,43 @@
+package dev.gantry.placement.rest;
+
+import dev.gantry.placement.persistence.Allocation;
+import dev.gantry.placement.persistence.PendingJob;
+import io.quarkus.hibernate.reactive.panache.Panache;
+import io.smallrye.mutiny.Uni;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** Read-only views of what placement holds: jobs waiting, GPUs allocated. */
+@Path("/v1")
+@Produces(MediaType.APPLICATION_JSON)
+public class PlacementStateResource {
+
+    public record PendingJobView(UUID jobId, String name, String queue, int priority, int totalGpus, Instant submittedAt) {
+    }
+
+    public record AllocationView(UUID jobId, String task, String node, int[] gpus, Integer gpuMilli, Instant allocatedAt) {
+    }
+
+    @GET
+    @Path("/pending-jobs")
+    public Uni<List<PendingJobView>> pending() {
+        return Panache.withSession(() -> PendingJob.<PendingJob>find("order by priority desc, submittedAt").list())
+                .map(jobs -> jobs.stream()
+                        .map(j -> new PendingJobView(j.jobId, j.name, j.queue, j.priority, j.totalGpus, j.submittedAt))
+                        .toList());
+    }
+
+    @GET
+    @Path("/allocations")
+    public Uni<List<AllocationView>> allocations() {
+        return Panache.withSession(() -> Allocation.<Allocation>find("order by node, id").list())
+                .map(rows -> rows.stream()
+                        .map(a -> new AllocationView(a.jobId, a.task, a.node, a.gpuIndices, a.gpuMilli, a.allocatedAt))
+                        .toList());
+    }
+}
