@@ -6,9 +6,9 @@ import dev.gantry.admission.persistence.JobEntity;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.kit.problem.InvalidRequestException;
-import dev.gantry.kit.problem.Problem;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -30,11 +30,9 @@ public class JobAdmission {
     }
 
     public Uni<JobEntity> submit(JobSpec spec, String owner) {
-        List<Problem.FieldError> errors = spec.violations().stream()
-                .map(v -> new Problem.FieldError(v.field(), v.message()))
-                .toList();
-        if (!errors.isEmpty()) {
-            throw new InvalidRequestException(422, errors.getFirst().field() + ": " + errors.getFirst().message(), errors);
+        List<FieldViolation> violations = spec.violations();
+        if (!violations.isEmpty()) {
+            throw InvalidRequestException.unprocessable(violations);
         }
         Instant now = Instant.now();
         JobEntity job = new JobEntity();

@@ -75,6 +75,15 @@ public final class EventCodec {
         }
     }
 
+    /** Reads a bare value written by {@link #toJson}. */
+    public static <T> T fromJson(String json, Class<T> type) {
+        try {
+            return MAPPER.readValue(json, type);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not a readable " + type.getSimpleName() + ": " + e.getOriginalMessage(), e);
+        }
+    }
+
     public static ObjectMapper mapper() {
         return MAPPER.copy();
     }

@@ -1,5 +1,6 @@
 package dev.gantry.kit.problem;
 
+import dev.gantry.contracts.validation.FieldViolation;
 import java.util.List;
 
 /**
@@ -15,6 +16,15 @@ public class InvalidRequestException extends RuntimeException {
         super(detail);
         this.status = status;
         this.errors = List.copyOf(errors);
+    }
+
+    /** The domain refuses the request for these reasons (HTTP 422); the first one is the detail line. */
+    public static InvalidRequestException unprocessable(List<FieldViolation> violations) {
+        if (violations.isEmpty()) {
+            throw new IllegalArgumentException("an unprocessable request needs at least one violation");
+        }
+        return new InvalidRequestException(422, violations.getFirst().toString(),
+                violations.stream().map(v -> new Problem.FieldError(v.field(), v.message())).toList());
     }
 
     public static InvalidRequestException unprocessable(String field, String message) {

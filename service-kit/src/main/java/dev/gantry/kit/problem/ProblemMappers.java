@@ -2,6 +2,7 @@ package dev.gantry.kit.problem;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.ws.rs.WebApplicationException;
@@ -42,6 +43,12 @@ public class ProblemMappers {
         String detail = "request body is not valid JSON for this resource: " + e.getOriginalMessage();
         List<Problem.FieldError> errors = field.isEmpty() ? List.of() : List.of(new Problem.FieldError(field, e.getOriginalMessage()));
         return Problem.of(400, "Bad Request", detail, errors).toResponse();
+    }
+
+    /** Quarkus ships its own mapper for this subtype (a JSON value of the wrong type); ours must win. */
+    @ServerExceptionMapper(priority = 1)
+    public Response mismatchedJson(MismatchedInputException e) {
+        return unreadableJson(e);
     }
 
     @ServerExceptionMapper
