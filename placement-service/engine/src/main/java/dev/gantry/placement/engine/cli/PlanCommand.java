@@ -41,6 +41,9 @@ public final class PlanCommand {
         String plannerName = Planners.DEFAULT;
         String profileName = "balanced";
         String timeLimit = null;
+        Scenario scenario;
+        Planner chosen;
+        SolverProfile chosenProfile;
         try {
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -84,11 +87,9 @@ public final class PlanCommand {
                 throw new IllegalArgumentException("--scenario: cannot read " + scenarioFile + ": " + e.getClass().getSimpleName()
                         + (e.getMessage() == null ? "" : " " + e.getMessage()));
             }
-            Scenario scenario = ScenarioCodec.read(json);
-            Plan plan = planner.plan(scenario, profile);
-            out.println(PlanCodec.write(plan));
-            out.flush();
-            return EXIT_OK;
+            scenario = ScenarioCodec.read(json);
+            chosen = planner;
+            chosenProfile = profile;
         } catch (ScenarioValidationException e) {
             err.println("invalid scenario: " + oneLine(e.getMessage()));
             return EXIT_BAD_INPUT;
@@ -96,6 +97,11 @@ public final class PlanCommand {
             err.println("bad argument: " + oneLine(e.getMessage()));
             return EXIT_BAD_INPUT;
         }
+        // planning errors are bugs, not bad input: let them surface with their stack trace
+        Plan plan = chosen.plan(scenario, chosenProfile);
+        out.println(PlanCodec.write(plan));
+        out.flush();
+        return EXIT_OK;
     }
 
     private static <T> T arg(String name, java.util.function.Supplier<T> parse) {

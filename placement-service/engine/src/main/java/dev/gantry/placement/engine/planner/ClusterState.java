@@ -123,6 +123,11 @@ public final class ClusterState {
         return m;
     }
 
+    /** Milli-GPUs sharing tasks hold on one GPU (0 when free or held whole). */
+    public int sharedMilli(int node, int gpu) {
+        return shared[node] == null ? 0 : shared[node][gpu];
+    }
+
     /** True when no GPU of the node is held (whole or shared). */
     public boolean wholeFree(int node) {
         return freeGpus(node) == nodes.get(node).gpus();

@@ -154,6 +154,132 @@ public final class GangPacker {
         return partial;
     }
 
+    /**
+     * Up to {@code k} distinct placements, best first: for a one-pod gang its {@code k} best-fit
+     * nodes; for a larger gang the tightest domains, and (one domain) different seed nodes for
+     * the biggest pod. The solver's options are these, taken on several cluster states.
+     */
+    public List<GangFit> candidates(ClusterState st, PendingJob job, List<Replica> reps, int k) {
+        List<GangFit> out = new ArrayList<>();
+        if (k <= 0 || reps.isEmpty()) {
+            return out;
+        }
+        NetworkLevel req = job.network().required();
+        NetworkLevel pref = job.network().preferred();
+        List<int[]> doms = new ArrayList<>();
+        if (pref != null && pref.ordinal() > req.ordinal() && reps.size() > 1) {
+            doms.addAll(domains(job, pref));
+        }
+        doms.addAll(domains(job, req));
+        long minMilli = minGangMilli(job, reps);
+        Replica first = reps.getFirst();
+        for (int[] domain : orderedByTightness(st, doms, minMilli)) {
+            // seeds: the best-fit nodes for the biggest pod inside the domain
+            List<Integer> seeds = bestNodes(st, first, domain, reps.size() == 1 || domain.length > 1 ? k : 1);
+            for (int seed : seeds) {
+                GangFit fit = reps.size() == 1 ? single(st, first, seed) : packSeeded(st, job, reps, domain, seed);
+                if (fit != null && out.stream().noneMatch(o -> sameNodes(o, fit))) {
+                    out.add(fit);
+                    if (out.size() >= k) {
+                        return out;
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private static GangFit single(ClusterState st, Replica r, int node) {
+        int[] g = st.pick(node, r);
+        return g == null ? null : new GangFit(List.of(new Assigned(r, node, g)), true);
+    }
+
+    private GangFit packSeeded(ClusterState st, PendingJob job, List<Replica> reps, int[] domain, int seed) {
+        List<Assigned> placed = new ArrayList<>();
+        List<Integer> used = new ArrayList<>(List.of(seed));
+        int failed = 0;
+        for (Replica r : reps) {
+            Assigned a = placeOne(st, r, domain, used);
+            if (a == null) {
+                failed++;
+                if (reps.size() - failed < job.minAvailable()) {
+                    break;
+                }
+                continue;
+            }
+            st.take(a.node(), r, a.gpus());
+            placed.add(a);
+            if (!used.contains(a.node())) {
+                used.add(a.node());
+            }
+        }
+        for (Assigned a : placed) {
+            st.release(a.node(), a.replica(), a.gpus());
+        }
+        return placed.size() < job.minAvailable() ? null : new GangFit(placed, failed == 0);
+    }
+
+    private static boolean sameNodes(GangFit a, GangFit b) {
+        if (a.tasks().size() != b.tasks().size()) {
+            return false;
+        }
+        for (int i = 0; i < a.tasks().size(); i++) {
+            if (a.tasks().get(i).node() != b.tasks().get(i).node() || !Arrays.equals(a.tasks().get(i).gpus(), b.tasks().get(i).gpus())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static List<int[]> orderedByTightness(ClusterState st, List<int[]> doms, long minMilli) {
+        List<long[]> order = new ArrayList<>();
+        for (int d = 0; d < doms.size(); d++) {
+            long cap = 0;
+            for (int i : doms.get(d)) {
+                cap += st.freeMilli(i);
+            }
+            if (cap >= minMilli) {
+                order.add(new long[] {cap, d});
+            }
+        }
+        order.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        return order.stream().limit(16).map(o -> doms.get((int) o[1])).toList();
+    }
+
+    /** The {@code k} nodes of the domain where the pod fits tightest. */
+    private static List<Integer> bestNodes(ClusterState st, Replica r, int[] domain, int k) {
+        // bounded top-k (k is small): the domain may hold thousands of nodes
+        long[] left = new long[k];
+        int[] node = new int[k];
+        int size = 0;
+        for (int n : domain) {
+            long freeMilli = st.freeMilli(n);
+            if (freeMilli < r.gpuMilli()) {
+                continue;
+            }
+            long l = freeMilli - r.gpuMilli();
+            if (size == k && l >= left[k - 1]) {
+                continue;
+            }
+            if (st.pick(n, r) == null) {
+                continue;
+            }
+            int pos = size < k ? size++ : k - 1;
+            while (pos > 0 && left[pos - 1] > l) {
+                left[pos] = left[pos - 1];
+                node[pos] = node[pos - 1];
+                pos--;
+            }
+            left[pos] = l;
+            node[pos] = n;
+        }
+        List<Integer> out = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            out.add(node[i]);
+        }
+        return out;
+    }
+
     /** Packs the gang inside one domain; null when fewer than minAvailable pods fit. */
     public GangFit packInDomain(ClusterState st, PendingJob job, List<Replica> reps, int[] domain) {
         List<Assigned> placed = new ArrayList<>();

@@ -1,17 +1,108 @@
 package dev.gantry.placement.engine.planner;
 
+import ai.timefold.solver.core.api.solver.Solver;
+import ai.timefold.solver.core.api.solver.SolverFactory;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.solver.OptionGenerator;
+import dev.gantry.placement.engine.solver.PlacementModel;
+import dev.gantry.placement.engine.solver.PlacementSolution;
+import dev.gantry.placement.engine.solver.PlanExtractor;
+import dev.gantry.placement.engine.solver.SolverConfigs;
+import dev.gantry.placement.engine.validation.PlanMetrics;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Placeholder until the Timefold model lands: plans like greedy. */
+/**
+ * The Timefold planner: greedy's plan seeds the solver, local search improves it until the
+ * profile's deadline, and the best plan is checked before it is returned. If it is invalid or
+ * worse than greedy on net priority-weighted GPUs, greedy's plan is returned instead, and
+ * {@code metadata.fallback} says why.
+ */
 public final class TimefoldPlanner implements Planner {
+    /** Set {@code -Dgantry.fullAssert=true} to run the solver in FULL_ASSERT (slow: catches score corruption). */
+    public static final String FULL_ASSERT_PROPERTY = "gantry.fullAssert";
+    private static final Logger LOG = LoggerFactory.getLogger(TimefoldPlanner.class);
+    /** Options per cluster state for a pending gang and for a migration (see {@link OptionGenerator}). */
+    static final int PENDING_OPTIONS_PER_STATE = 3;
+    static final int MIGRATION_OPTIONS_PER_STATE = 2;
+    /** Extra time for the first solve of a JVM (see {@link #plan}). */
+    static final Duration COLD_START_ALLOWANCE = Duration.ofMillis(700);
+    private static final java.util.concurrent.atomic.AtomicBoolean COLD = new java.util.concurrent.atomic.AtomicBoolean(true);
+
     @Override
     public String name() {
         return "timefold";
     }
 
     @Override
-    public Plan plan(Scenario scenario, SolverProfile profile) {
-        return new GreedyPlanner().plan(scenario, profile).withMetadata(java.util.Map.of("planner", name(), "fallback", "greedy"));
+    public Plan plan(Scenario sc, SolverProfile profile) {
+        long start = System.nanoTime();
+        var weights = SolverConfigs.weights(profile.weightOverrides());
+        GreedyPlanner.Result greedy = new GreedyPlanner().run(sc);
+        Map<String, String> meta = new LinkedHashMap<>();
+        meta.put("planner", name());
+        meta.put("profile", profile.name());
+        if (sc.pending().isEmpty()) {
+            return finish(greedy.plan(), start, meta);
+        }
+        PlacementModel model = new OptionGenerator(sc, greedy, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+        meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
+        meta.put("options", Integer.toString(model.optionCount()));
+        Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start);
+        Duration floor = profile.spentLimit().dividedBy(2);
+        if (left.compareTo(floor) < 0) {
+            left = floor; // building the model must not eat the whole window
+        }
+        if (COLD.getAndSet(false)) {
+            // the first solve in a JVM pays Timefold's bootstrap (class loading, stream compilation);
+            // without this allowance a cold CLI run would hit its deadline before the first step
+            left = left.plus(COLD_START_ALLOWANCE);
+            meta.put("coldStartAllowanceMillis", Long.toString(COLD_START_ALLOWANCE.toMillis()));
+        }
+        left = Duration.ofMillis(left.toMillis()); // Timefold takes whole milliseconds
+        boolean fullAssert = Boolean.getBoolean(FULL_ASSERT_PROPERTY);
+        Solver<PlacementSolution> solver = SolverFactory.<PlacementSolution>create(
+                SolverConfigs.create(left, unimproved(profile, left), fullAssert)).buildSolver();
+        long solveStart = System.nanoTime();
+        PlacementSolution best = solver.solve(model.solution());
+        meta.put("solverMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
+        meta.put("score", String.valueOf(best.getScore()));
+        Plan plan = PlanExtractor.toPlan(model, best, 0, meta);
+        List<String> violations = PlanValidator.validate(sc, plan);
+        double solverNet = PlanMetrics.of(sc, plan).netPriorityGpus();
+        double greedyNet = PlanMetrics.of(sc, greedy.plan()).netPriorityGpus();
+        String fallback = null;
+        if (!violations.isEmpty()) {
+            fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";
+        } else if (best.getScore() == null || !best.getScore().isFeasible()) {
+            fallback = "solver plan infeasible (" + best.getScore() + "), greedy plan returned";
+        } else if (solverNet + 1e-9 < greedyNet) {
+            fallback = "solver netPriorityGpus " + solverNet + " < greedy " + greedyNet + ", greedy plan returned";
+        }
+        if (fallback != null) {
+            LOG.warn("{}: {}", sc.name(), fallback);
+            meta.put("fallback", fallback);
+            return finish(greedy.plan(), start, meta);
+        }
+        return finish(plan, start, meta);
+    }
+
+    /** The stall limit, never shorter than the bootstrap share of the first step. */
+    private static Duration unimproved(SolverProfile profile, Duration left) {
+        Duration u = profile.unimprovedLimit().plus(left.minus(profile.spentLimit()).isNegative() ? Duration.ZERO : left.minus(profile.spentLimit()));
+        return u.compareTo(left) > 0 ? left : Duration.ofMillis(u.toMillis());
+    }
+
+    private static Plan finish(Plan plan, long start, Map<String, String> meta) {
+        Map<String, String> merged = new LinkedHashMap<>(plan.metadata());
+        merged.putAll(meta);
+        return new Plan(plan.format(), plan.scenario(), plan.placements(), plan.preemptions(), plan.migrations(), plan.unplaced(),
+                (System.nanoTime() - start) / 1_000_000, merged);
     }
 }

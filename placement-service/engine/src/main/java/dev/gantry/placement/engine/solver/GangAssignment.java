@@ -1,0 +1,152 @@
+package dev.gantry.placement.engine.solver;
+
+import ai.timefold.solver.core.api.domain.common.PlanningId;
+import ai.timefold.solver.core.api.domain.entity.PlanningEntity;
+import ai.timefold.solver.core.api.domain.valuerange.ValueRangeProvider;
+import ai.timefold.solver.core.api.domain.variable.PlanningVariable;
+import java.util.List;
+
+/**
+ * The planning entity: one per pending gang and one per running job that may move or be
+ * preempted. Its variable is the chosen {@link PlacementOption}; null means "stays pending" for
+ * a pending gang and "preempted" for a running job. Running jobs that may do neither are not
+ * entities at all: their GPUs are removed from every option's reach (pinned facts).
+ */
+@PlanningEntity
+public class GangAssignment {
+    public enum Role { PENDING, RUNNING }
+
+    private String job;
+    private Role role;
+    private String queue;
+    private QueueFacts queueFacts;
+    private List<QueueFacts> queueChain;
+    private int priority;
+    /** GPUs the whole gang asks for (pending) or holds (running), in milli-GPUs. */
+    private long gpuMilli;
+    /** Medium-level value of one GPU of this job: 1000 + priority (+ aging for pending). */
+    private long gpuWeight;
+    private boolean preemptible;
+    private boolean checkpointable;
+    private long runningSeconds;
+    private List<PlacementOption> options;
+    private PlacementOption current;
+
+    private PlacementOption option;
+
+    public GangAssignment() {
+        // for Timefold's cloner
+    }
+
+    public GangAssignment(String job, Role role, QueueFacts queueFacts, List<QueueFacts> queueChain, int priority, long gpuMilli, long gpuWeight,
+            boolean preemptible, boolean checkpointable, long runningSeconds, List<PlacementOption> options, PlacementOption current) {
+        this.job = job;
+        this.role = role;
+        this.queue = queueFacts.name();
+        this.queueFacts = queueFacts;
+        this.queueChain = List.copyOf(queueChain);
+        this.priority = priority;
+        this.gpuMilli = gpuMilli;
+        this.gpuWeight = gpuWeight;
+        this.preemptible = preemptible;
+        this.checkpointable = checkpointable;
+        this.runningSeconds = runningSeconds;
+        this.options = List.copyOf(options);
+        this.current = current;
+    }
+
+    @PlanningId
+    public String getJob() {
+        return job;
+    }
+
+    @PlanningVariable(valueRangeProviderRefs = "options", allowsUnassigned = true)
+    public PlacementOption getOption() {
+        return option;
+    }
+
+    public void setOption(PlacementOption option) {
+        this.option = option;
+    }
+
+    @ValueRangeProvider(id = "options")
+    public List<PlacementOption> getOptions() {
+        return options;
+    }
+
+    public Role role() {
+        return role;
+    }
+
+    public boolean pending() {
+        return role == Role.PENDING;
+    }
+
+    public boolean running() {
+        return role == Role.RUNNING;
+    }
+
+    public String queue() {
+        return queue;
+    }
+
+    public QueueFacts queueFacts() {
+        return queueFacts;
+    }
+
+    public List<QueueFacts> queueChain() {
+        return queueChain;
+    }
+
+    public int priority() {
+        return priority;
+    }
+
+    public long gpuMilli() {
+        return gpuMilli;
+    }
+
+    public long gpuWeight() {
+        return gpuWeight;
+    }
+
+    public boolean preemptible() {
+        return preemptible;
+    }
+
+    public boolean checkpointable() {
+        return checkpointable;
+    }
+
+    public long runningSeconds() {
+        return runningSeconds;
+    }
+
+    public PlacementOption current() {
+        return current;
+    }
+
+    /** GPUs this entity holds under its current option (0 when unplaced or preempted). */
+    public long placedMilli() {
+        return option == null ? 0 : option.gpuMilli();
+    }
+
+    /** A running job evicted by the plan. */
+    public boolean preempted() {
+        return running() && option == null;
+    }
+
+    public boolean migrated() {
+        return running() && option != null && option != current;
+    }
+
+    /** Pending GPUs left unplaced (a partial gang places fewer than all its pods). */
+    public long missingMilli() {
+        return pending() ? gpuMilli - placedMilli() : 0;
+    }
+
+    @Override
+    public String toString() {
+        return job + "=" + option;
+    }
+}

@@ -1,0 +1,279 @@
+package dev.gantry.placement.engine.solver;
+
+import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.Network;
+import dev.gantry.placement.engine.domain.NetworkLevel;
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Queue;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
+import dev.gantry.placement.engine.planner.ClusterState;
+import dev.gantry.placement.engine.planner.GangPacker;
+import dev.gantry.placement.engine.planner.GreedyPlanner;
+import dev.gantry.placement.engine.planner.QueueLedger;
+import dev.gantry.placement.engine.planner.Replica;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Builds the Timefold problem: entities and their placement options, generated on two cluster
+ * states so local search can both fill gaps and make room.
+ * <ul>
+ *   <li>greedy state (everything running kept, greedy's placements in): options that fit next
+ *       to greedy's choices, so a single change move places a job without conflict;</li>
+ *   <li>pinned state (only pinned running work): options that need running or placed work to
+ *       move or go, found by the evict-and-place move.</li>
+ * </ul>
+ * Each state gives the {@code k} best-fit candidates ({@link GangPacker#candidates}); GPU indices
+ * are chosen on that state (lowest free in the tightest island/NUMA group), so options taken on
+ * the same state rarely collide by accident.
+ */
+public final class OptionGenerator {
+    /** Candidates per state for a pending gang, and for a migration. */
+    private final int pendingPerState;
+    private final int migrationsPerState;
+
+    private final Scenario sc;
+    private final GreedyPlanner.Result greedy;
+    private final GangPacker packer;
+    private final ClusterState pinnedState;
+    private final NodeCapacity[] capacities;
+    private final Map<Long, GpuSlot> slots = new HashMap<>();
+    private int nextOptionId;
+
+    public OptionGenerator(Scenario sc, GreedyPlanner.Result greedy, int pendingPerState, int migrationsPerState) {
+        this.sc = sc;
+        this.greedy = greedy;
+        this.pendingPerState = pendingPerState;
+        this.migrationsPerState = migrationsPerState;
+        this.packer = new GangPacker(sc.nodes());
+        this.pinnedState = new ClusterState(sc);
+        sc.running().stream().filter(RunningJob::pinned).forEach(pinnedState::occupy);
+        capacities = new NodeCapacity[sc.nodes().size()];
+        for (int i = 0; i < capacities.length; i++) {
+            Node n = sc.nodes().get(i);
+            long total = 1000L * n.gpus();
+            long free = pinnedState.freeMilli(i);
+            capacities[i] = new NodeCapacity(i, n.name(), pinnedState.cpuFree(i), pinnedState.memFree(i), free, total, free < total);
+        }
+    }
+
+    public PlacementModel build(ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides<ai.timefold.solver.core.api.score.HardMediumSoftScore> overrides) {
+        Map<String, QueueFacts> queueFacts = queueFacts();
+        QueueLedger ledger = greedy.ledger();
+        List<GangAssignment> entities = new ArrayList<>();
+        Map<String, PendingJob> pendingByName = new LinkedHashMap<>();
+        Map<String, RunningJob> runningByName = new LinkedHashMap<>();
+        for (RunningJob r : sc.running()) {
+            if (r.pinned()) {
+                continue;
+            }
+            runningByName.put(r.name(), r);
+            entities.add(runningEntity(r, queueFacts, ledger));
+        }
+        for (PendingJob p : sc.pending()) {
+            pendingByName.put(p.name(), p);
+            entities.add(pendingEntity(p, queueFacts, ledger));
+        }
+        return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId);
+    }
+
+    private List<QueueFacts> chain(String queue, Map<String, QueueFacts> facts, QueueLedger ledger) {
+        return ledger.chain(queue).stream().map(facts::get).toList();
+    }
+
+    private GangAssignment pendingEntity(PendingJob job, Map<String, QueueFacts> facts, QueueLedger ledger) {
+        List<Replica> reps = Replica.of(job);
+        List<PlacementOption> options = new ArrayList<>();
+        Map<String, PlacementOption> seen = new HashMap<>();
+        GangPacker.GangFit greedyFit = greedy.fits().get(job.name());
+        PlacementOption seed = null;
+        if (greedyFit != null) {
+            seed = add(options, seen, option(PlacementOption.Kind.PLACE, greedyFit.tasks(), job.network()));
+        }
+        for (GangPacker.GangFit fit : packer.candidates(greedy.state(), job, reps, pendingPerState)) {
+            add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
+        }
+        for (GangPacker.GangFit fit : packer.candidates(pinnedState, job, reps, pendingPerState)) {
+            add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
+        }
+        long waited = Math.max(0, sc.nowSeconds() - job.submittedAtSeconds());
+        // aging: +1 priority point per 10 minutes waited, at most +100, so old jobs do not starve
+        long weight = Math.max(1, 1000L + job.priority() + Math.min(100, waited / 600));
+        GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.PENDING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
+                job.priority(), job.gpuMilli(), weight, job.preemptible(), job.checkpointable(), 0, options, null);
+        a.setOption(seed);
+        return a;
+    }
+
+    private GangAssignment runningEntity(RunningJob job, Map<String, QueueFacts> facts, QueueLedger ledger) {
+        List<PlacementOption> options = new ArrayList<>();
+        Map<String, PlacementOption> seen = new HashMap<>();
+        List<GangPacker.Assigned> now = new ArrayList<>();
+        for (RunningTask t : job.tasks()) {
+            now.add(new GangPacker.Assigned(Replica.of(t), greedy.state().indexOf(t.node()), t.gpus().stream().mapToInt(Integer::intValue).toArray()));
+        }
+        PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY));
+        if (job.migratable()) {
+            PendingJob shape = migrationShape(job);
+            List<Replica> reps = job.tasks().stream().map(Replica::of).sorted(Replica.BIGGEST_FIRST).toList();
+            ClusterState without = greedy.state().copy();
+            without.release(job);
+            for (GangPacker.GangFit fit : packer.candidates(without, shape, reps, migrationsPerState)) {
+                add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+            }
+            for (GangPacker.GangFit fit : packer.candidates(pinnedState, shape, reps, migrationsPerState)) {
+                add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+            }
+        }
+        long weight = Math.max(1, 1000L + job.priority());
+        GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.RUNNING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
+                job.priority(), job.gpuMilli(), weight, job.preemptible(), job.checkpointable(),
+                Math.max(0, sc.nowSeconds() - job.startedAtSeconds()), options, keep);
+        a.setOption(keep);
+        return a;
+    }
+
+    /**
+     * A running job's requirements for a move, as a synthetic pending job: the same GPU model,
+     * untainted nodes, and the network scope it has now (one node stays one node, one leaf stays
+     * one leaf).
+     */
+    private PendingJob migrationShape(RunningJob job) {
+        Set<String> nodeNames = new HashSet<>();
+        job.tasks().forEach(t -> nodeNames.add(t.node()));
+        List<Node> nodes = nodeNames.stream().map(n -> sc.nodes().get(greedy.state().indexOf(n))).toList();
+        NetworkLevel level = nodes.size() == 1 ? NetworkLevel.NODE
+                : PlanValidator.networkOk(NetworkLevel.LEAF, nodes) ? NetworkLevel.LEAF : NetworkLevel.ANY;
+        String model = nodes.getFirst().gpuModel();
+        boolean sharing = job.tasks().stream().anyMatch(t -> t.gpuMilli() != null);
+        TaskGroup marker = new TaskGroup("migrate", 1, 1, 0, 0, sharing ? 1 : null);
+        return new PendingJob(job.name(), job.queue(), job.priority(), 0, List.of(marker), job.tasks().size(),
+                model == null ? List.of() : List.of(model), GpuTopology.ANY, new Network(level, null), false, Map.of(), List.of(),
+                job.preemptible(), job.checkpointable(), null);
+    }
+
+    /** Adds the option unless the same placement is already there; returns the one kept. */
+    private static PlacementOption add(List<PlacementOption> options, Map<String, PlacementOption> seen, PlacementOption o) {
+        PlacementOption existing = seen.putIfAbsent(o.placementKey(), o);
+        if (existing != null) {
+            return existing;
+        }
+        options.add(o);
+        return o;
+    }
+
+    private PlacementOption option(PlacementOption.Kind kind, List<GangPacker.Assigned> assigned, Network network) {
+        List<OptionTask> tasks = new ArrayList<>();
+        List<SlotUse> uses = new ArrayList<>();
+        Map<Integer, long[]> perNode = new LinkedHashMap<>();
+        long milli = 0;
+        List<GangPacker.Assigned> sorted = new ArrayList<>(assigned);
+        sorted.sort((x, y) -> x.replica().task().compareTo(y.replica().task()));
+        for (GangPacker.Assigned a : sorted) {
+            Replica r = a.replica();
+            int[] gpus = a.gpus().clone();
+            Arrays.sort(gpus);
+            tasks.add(new OptionTask(r.task(), a.node(), sc.nodes().get(a.node()).name(), gpus, r.milli(), r.cpuMillis(), r.memoryMiB()));
+            for (int g : gpus) {
+                uses.add(new SlotUse(slot(a.node(), g), r.milli() == null ? 1000 : r.milli()));
+            }
+            long[] load = perNode.computeIfAbsent(a.node(), k -> new long[3]);
+            load[0] += r.cpuMillis();
+            load[1] += r.memoryMiB();
+            load[2] += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
+            milli += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
+        }
+        List<NodeLoad> loads = new ArrayList<>();
+        perNode.forEach((node, l) -> loads.add(new NodeLoad(capacities[node], l[0], l[1], l[2])));
+        List<Node> nodes = perNode.keySet().stream().map(sc.nodes()::get).toList();
+        boolean asked = network.preferred() != null;
+        boolean met = asked && PlanValidator.networkOk(network.preferred(), nodes);
+        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met);
+    }
+
+    private GpuSlot slot(int node, int gpu) {
+        return slots.computeIfAbsent(((long) node << 6) | gpu,
+                k -> new GpuSlot(node, gpu, sc.nodes().get(node).name(), pinnedState.sharedMilli(node, gpu)));
+    }
+
+    /** Queue facts: before/pinned totals (leaf and subtree), limits, and a weighted fair share of the cluster. */
+    private Map<String, QueueFacts> queueFacts() {
+        QueueLedger ledger = new QueueLedger(sc);
+        Map<String, Long> leafBefore = new HashMap<>();
+        Map<String, Long> leafPinned = new HashMap<>();
+        Map<String, Long> subtreePinned = new HashMap<>();
+        for (RunningJob r : sc.running()) {
+            leafBefore.merge(r.queue(), r.gpuMilli(), Long::sum);
+            if (r.pinned()) {
+                leafPinned.merge(r.queue(), r.gpuMilli(), Long::sum);
+                for (String q : ledger.chain(r.queue())) {
+                    subtreePinned.merge(q, r.gpuMilli(), Long::sum);
+                }
+            }
+        }
+        Map<String, Long> deserved = deservedShares(leafBefore);
+        Map<String, QueueFacts> out = new LinkedHashMap<>();
+        for (Queue q : sc.queues()) {
+            out.put(q.name(), new QueueFacts(q.name(),
+                    q.capabilityGpus() == null ? Long.MAX_VALUE / 4 : q.capabilityGpus() * 1000L,
+                    leafBefore.getOrDefault(q.name(), 0L),
+                    ledger.before(q.name()),
+                    subtreePinned.getOrDefault(q.name(), 0L),
+                    leafPinned.getOrDefault(q.name(), 0L),
+                    q.guaranteeGpus() * 1000L,
+                    q.reclaimable(),
+                    deserved.getOrDefault(q.name(), 0L)));
+        }
+        return out;
+    }
+
+    /** Weighted max-min (water-filling) of the cluster's GPUs over each queue's demand (running + pending). */
+    private Map<String, Long> deservedShares(Map<String, Long> running) {
+        Map<String, Long> demand = new HashMap<>(running);
+        sc.pending().forEach(p -> demand.merge(p.queue(), p.gpuMilli(), Long::sum));
+        long capacity = sc.nodes().stream().filter(Node::schedulable).mapToLong(n -> 1000L * n.gpus()).sum();
+        Map<String, Long> share = new HashMap<>();
+        Set<String> open = new HashSet<>();
+        for (Queue q : sc.queues()) {
+            share.put(q.name(), 0L);
+            if (demand.getOrDefault(q.name(), 0L) > 0) {
+                open.add(q.name());
+            }
+        }
+        long left = capacity;
+        while (left > 0 && !open.isEmpty()) {
+            double weights = open.stream().mapToDouble(q -> weight(q)).sum();
+            long given = 0;
+            for (String q : List.copyOf(open)) {
+                long portion = (long) Math.floor(left * weight(q) / weights);
+                long want = demand.get(q) - share.get(q);
+                long take = Math.min(portion, want);
+                share.merge(q, take, Long::sum);
+                given += take;
+                if (take >= want) {
+                    open.remove(q);
+                }
+            }
+            if (given == 0) {
+                break;
+            }
+            left -= given;
+        }
+        return share;
+    }
+
+    private double weight(String queue) {
+        return sc.queues().stream().filter(q -> q.name().equals(queue)).findFirst().map(Queue::weight).orElse(1.0);
+    }
+}

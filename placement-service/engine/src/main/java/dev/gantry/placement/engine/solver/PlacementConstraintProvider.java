@@ -1,0 +1,253 @@
+package dev.gantry.placement.engine.solver;
+
+import static ai.timefold.solver.core.api.score.stream.ConstraintCollectors.sum;
+
+import ai.timefold.solver.core.api.score.HardMediumSoftScore;
+import ai.timefold.solver.core.api.score.stream.Constraint;
+import ai.timefold.solver.core.api.score.stream.ConstraintFactory;
+import ai.timefold.solver.core.api.score.stream.ConstraintProvider;
+import ai.timefold.solver.core.api.score.stream.Joiners;
+import dev.gantry.placement.engine.solver.justifications.CpuCapacityJustification;
+import dev.gantry.placement.engine.solver.justifications.FairShareJustification;
+import dev.gantry.placement.engine.solver.justifications.FragmentationJustification;
+import dev.gantry.placement.engine.solver.justifications.GpuConflictJustification;
+import dev.gantry.placement.engine.solver.justifications.MemoryCapacityJustification;
+import dev.gantry.placement.engine.solver.justifications.MigrationCostJustification;
+import dev.gantry.placement.engine.solver.justifications.PreemptedGpusJustification;
+import dev.gantry.placement.engine.solver.justifications.PreemptionDisruptionJustification;
+import dev.gantry.placement.engine.solver.justifications.PreferredNetworkJustification;
+import dev.gantry.placement.engine.solver.justifications.ProtectedPreemptionJustification;
+import dev.gantry.placement.engine.solver.justifications.QueueCapabilityJustification;
+import dev.gantry.placement.engine.solver.justifications.ReclaimBelowGuaranteeJustification;
+import dev.gantry.placement.engine.solver.justifications.UnjustifiedPreemptionJustification;
+import dev.gantry.placement.engine.solver.justifications.UnplacedGpusJustification;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The placement score. Options already honour every per-gang rule (model, selector, taints,
+ * islands/NUMA, network, InfiniBand, gang size), so constraints cover only what gangs share.
+ * Hard: FORMAT.md's validity rules. Medium: netPriorityGpus as check_plan.py counts it (with a
+ * little aging). Soft: disruption, topology, fragmentation, fairness. GPU amounts are milli-GPUs.
+ */
+public class PlacementConstraintProvider implements ConstraintProvider {
+    // Hard
+    public static final String GPU_CONFLICT = "GPU used twice";
+    public static final String CPU_CAPACITY = "CPU over allocatable";
+    public static final String MEMORY_CAPACITY = "Memory over allocatable";
+    public static final String QUEUE_CAPABILITY = "Queue capability";
+    public static final String PROTECTED_JOB_PREEMPTED = "Non-preemptible job preempted";
+    public static final String UNJUSTIFIED_PREEMPTION = "Unjustified preemption";
+    public static final String RECLAIM_BELOW_GUARANTEE = "Reclaim below guarantee";
+    // Medium
+    public static final String UNPLACED_GPUS = "Unplaced pending GPUs";
+    public static final String PREEMPTED_GPUS = "Preempted GPUs";
+    // Soft
+    public static final String PREEMPTION_DISRUPTION = "Preemption disruption";
+    public static final String MIGRATION_COST = "Migration cost";
+    public static final String PREFERRED_NETWORK = "Preferred network missed";
+    public static final String FRAGMENTATION = "Fragmentation";
+    public static final String FAIR_SHARE = "Fair share deviation";
+
+    /** Hard rules are validity, not taste: a weight override of one of them is rejected. */
+    public static final Set<String> HARD_CONSTRAINTS = Set.of(GPU_CONFLICT, CPU_CAPACITY, MEMORY_CAPACITY, QUEUE_CAPABILITY,
+            PROTECTED_JOB_PREEMPTED, UNJUSTIFIED_PREEMPTION, RECLAIM_BELOW_GUARANTEE);
+    public static final List<String> MEDIUM_CONSTRAINTS = List.of(UNPLACED_GPUS, PREEMPTED_GPUS);
+    public static final List<String> SOFT_CONSTRAINTS = List.of(PREEMPTION_DISRUPTION, MIGRATION_COST, PREFERRED_NETWORK, FRAGMENTATION, FAIR_SHARE);
+
+    /** Soft units: one stranded GPU costs 100. */
+    static final long STRANDED_GPU = 100;
+    static final long WHOLE_NODE_LOST = 200;
+    static final long MIGRATION_BASE = 1000;
+    static final long MIGRATION_PER_GPU = 100;
+    static final long PREEMPTION_BASE = 1000;
+    static final long PREEMPTION_PER_GPU = 50;
+    static final long PREFERRED_MISS_BASE = 300;
+    static final long PREFERRED_MISS_PER_NODE = 50;
+    static final long OVER_SHARE_PER_GPU = 20;
+
+    @Override
+    public Constraint[] defineConstraints(ConstraintFactory f) {
+        return new Constraint[] {
+            // Hard
+            gpuConflict(f),
+            cpuCapacity(f),
+            memoryCapacity(f),
+            queueCapability(f),
+            protectedJobPreempted(f),
+            unjustifiedPreemption(f),
+            reclaimBelowGuarantee(f),
+            // Medium
+            unplacedGpus(f),
+            preemptedGpus(f),
+            // Soft
+            preemptionDisruption(f),
+            migrationCost(f),
+            preferredNetworkMissed(f),
+            fragmentation(f),
+            fairShare(f),
+        };
+    }
+
+    /** Two options on one GPU, or sharing tasks beyond 1000 milli (a whole GPU counts 1000). */
+    Constraint gpuConflict(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .flattenLast(a -> a.getOption().slots())
+                .groupBy(SlotUse::slot, sum(SlotUse::milli))
+                .filter((slot, milli) -> slot.pinnedMilli() + milli > 1000)
+                .penalize(HardMediumSoftScore.ONE_HARD, (slot, milli) -> slot.pinnedMilli() + milli - 1000)
+                .justifyWith((slot, milli, score) -> new GpuConflictJustification(slot.nodeName(), slot.gpu(), slot.pinnedMilli() + milli,
+                        "GPU " + slot.nodeName() + "/" + slot.gpu() + " asked for " + (slot.pinnedMilli() + milli) + " milli"))
+                .asConstraint(GPU_CONFLICT);
+    }
+
+    Constraint cpuCapacity(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .flattenLast(a -> a.getOption().loads())
+                .groupBy(NodeLoad::node, sum(NodeLoad::cpuMillis))
+                .filter((node, cpu) -> cpu > node.cpuMillis())
+                .penalize(HardMediumSoftScore.ONE_HARD, (node, cpu) -> Math.max(1, (cpu - node.cpuMillis()) / 1000))
+                .justifyWith((node, cpu, score) -> new CpuCapacityJustification(node.name(), cpu, node.cpuMillis(),
+                        "node " + node.name() + " asked for " + cpu + "m CPU, " + node.cpuMillis() + "m left"))
+                .asConstraint(CPU_CAPACITY);
+    }
+
+    Constraint memoryCapacity(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .flattenLast(a -> a.getOption().loads())
+                .groupBy(NodeLoad::node, sum(NodeLoad::memoryMiB))
+                .filter((node, mem) -> mem > node.memoryMiB())
+                .penalize(HardMediumSoftScore.ONE_HARD, (node, mem) -> Math.max(1, (mem - node.memoryMiB()) / 1024))
+                .justifyWith((node, mem, score) -> new MemoryCapacityJustification(node.name(), mem, node.memoryMiB(),
+                        "node " + node.name() + " asked for " + mem + " MiB, " + node.memoryMiB() + " MiB left"))
+                .asConstraint(MEMORY_CAPACITY);
+    }
+
+    /** Children count toward parents: each assignment adds its GPUs to its queue and every ancestor. */
+    Constraint queueCapability(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .flatten(GangAssignment::queueChain)
+                .groupBy((a, q) -> q, sum((a, q) -> a.placedMilli()))
+                .filter((q, milli) -> q.subtreePinnedMilli() + milli > q.capabilityLimit())
+                .penalize(HardMediumSoftScore.ONE_HARD, (q, milli) -> Math.max(1, (q.subtreePinnedMilli() + milli - q.capabilityLimit()) / 1000))
+                .justifyWith((q, milli, score) -> new QueueCapabilityJustification(q.name(), q.subtreePinnedMilli() + milli, q.capabilityLimit(),
+                        "queue " + q.name() + " would hold " + (q.subtreePinnedMilli() + milli) / 1000.0 + " GPUs, limit " + q.capabilityLimit() / 1000.0))
+                .asConstraint(QUEUE_CAPABILITY);
+    }
+
+    Constraint protectedJobPreempted(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(a -> a.preempted() && !a.preemptible())
+                .penalize(HardMediumSoftScore.ONE_HARD)
+                .justifyWith((a, score) -> new ProtectedPreemptionJustification(a.getJob(), a.getJob() + " is not preemptible"))
+                .asConstraint(PROTECTED_JOB_PREEMPTED);
+    }
+
+    /**
+     * A victim needs a placed job of its own queue with a higher priority, or (reclaim) its queue
+     * borrowed GPUs and some job of another queue is placed (FORMAT.md rule 7).
+     */
+    Constraint unjustifiedPreemption(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(GangAssignment::preempted)
+                .ifNotExists(GangAssignment.class,
+                        Joiners.equal(GangAssignment::queue),
+                        Joiners.filtering((v, p) -> p.pending() && p.priority() > v.priority()))
+                .ifNotExists(GangAssignment.class,
+                        Joiners.filtering((v, p) -> v.queueFacts().reclaimEligible() && p.pending() && !p.queue().equals(v.queue())))
+                .penalize(HardMediumSoftScore.ONE_HARD)
+                .justifyWith((v, score) -> new UnjustifiedPreemptionJustification(v.getJob(), v.queue(), v.priority(),
+                        v.getJob() + " evicted with no higher-priority job of queue " + v.queue() + " placed and no reclaim"))
+                .asConstraint(UNJUSTIFIED_PREEMPTION);
+    }
+
+    /**
+     * Reclaim never takes a queue under its guarantee. Stricter than the checker (it also counts
+     * victims justified by priority) so the rule stays a simple per-queue sum.
+     */
+    Constraint reclaimBelowGuarantee(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .groupBy(GangAssignment::queueFacts, sum(GangAssignment::placedMilli), sum(a -> a.preempted() ? 1 : 0))
+                .filter((q, milli, victims) -> victims > 0 && q.pinnedMilli() + milli < q.reclaimFloor())
+                .penalize(HardMediumSoftScore.ONE_HARD, (q, milli, victims) -> Math.max(1, (q.reclaimFloor() - q.pinnedMilli() - milli) / 1000))
+                .justifyWith((q, milli, victims, score) -> new ReclaimBelowGuaranteeJustification(q.name(), q.pinnedMilli() + milli, q.reclaimFloor(),
+                        "queue " + q.name() + " would keep " + (q.pinnedMilli() + milli) / 1000.0 + " GPUs, under its guarantee " + q.reclaimFloor() / 1000.0))
+                .asConstraint(RECLAIM_BELOW_GUARANTEE);
+    }
+
+    /** The main objective: every pending GPU left out costs its priority weight (netPriorityGpus). */
+    Constraint unplacedGpus(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(a -> a.missingMilli() > 0)
+                .penalize(HardMediumSoftScore.ONE_MEDIUM, a -> a.missingMilli() * a.gpuWeight() / 1000)
+                .justifyWith((a, score) -> new UnplacedGpusJustification(a.getJob(), a.missingMilli(), a.priority(),
+                        a.getJob() + " leaves " + a.missingMilli() / 1000.0 + " GPUs unplaced"))
+                .asConstraint(UNPLACED_GPUS);
+    }
+
+    Constraint preemptedGpus(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(GangAssignment::preempted)
+                .penalize(HardMediumSoftScore.ONE_MEDIUM, a -> a.gpuMilli() * a.gpuWeight() / 1000)
+                .justifyWith((a, score) -> new PreemptedGpusJustification(a.getJob(), a.gpuMilli(), a.priority(),
+                        a.getJob() + " (priority " + a.priority() + ") loses " + a.gpuMilli() / 1000.0 + " GPUs"))
+                .asConstraint(PREEMPTED_GPUS);
+    }
+
+    /** Fewer, smaller victims; a victim that cannot checkpoint loses its work since start (capped at a day). */
+    Constraint preemptionDisruption(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(GangAssignment::preempted)
+                .penalize(HardMediumSoftScore.ONE_SOFT, a -> PREEMPTION_BASE + PREEMPTION_PER_GPU * a.gpuMilli() / 1000
+                        + (a.checkpointable() ? 0 : a.gpuMilli() / 1000 * Math.min(a.runningSeconds(), 86_400) / 60))
+                .justifyWith((a, score) -> new PreemptionDisruptionJustification(a.getJob(), a.gpuMilli(), a.checkpointable(),
+                        "evicting " + a.getJob() + (a.checkpointable() ? "" : " loses its work since start")))
+                .asConstraint(PREEMPTION_DISRUPTION);
+    }
+
+    /** Nonvolatile replanning: a move must pay for its restart through placement or packing. */
+    Constraint migrationCost(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .filter(GangAssignment::migrated)
+                .penalize(HardMediumSoftScore.ONE_SOFT, a -> MIGRATION_BASE + MIGRATION_PER_GPU * a.gpuMilli() / 1000)
+                .justifyWith((a, score) -> new MigrationCostJustification(a.getJob(), a.getOption().podCount(), a.gpuMilli(),
+                        "moving " + a.getJob() + " restarts " + a.getOption().podCount() + " tasks"))
+                .asConstraint(MIGRATION_COST);
+    }
+
+    Constraint preferredNetworkMissed(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .filter(a -> a.getOption().preferredMissed())
+                .penalize(HardMediumSoftScore.ONE_SOFT, a -> PREFERRED_MISS_BASE + PREFERRED_MISS_PER_NODE * a.getOption().nodeCount())
+                .justifyWith((a, score) -> new PreferredNetworkJustification(a.getJob(), a.getOption().nodeCount(),
+                        a.getJob() + " spans " + a.getOption().nodeCount() + " nodes outside its preferred domain"))
+                .asConstraint(PREFERRED_NETWORK);
+    }
+
+    /**
+     * Stranded GPUs (free on a partly used node) and whole free nodes lost, on the nodes the
+     * options touch; untouched nodes do not change with the plan.
+     */
+    Constraint fragmentation(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .flattenLast(a -> a.getOption().loads())
+                .groupBy(NodeLoad::node, sum(NodeLoad::gpuMilli))
+                .filter((node, milli) -> milli > 0 && node.totalGpuMilli() > 0)
+                .penalize(HardMediumSoftScore.ONE_SOFT, (node, milli) -> Math.max(0, node.gpuMilli() - milli) * STRANDED_GPU / 1000
+                        + (node.pinnedBusy() ? 0 : WHOLE_NODE_LOST))
+                .justifyWith((node, milli, score) -> new FragmentationJustification(node.name(), Math.max(0, node.gpuMilli() - milli), !node.pinnedBusy(),
+                        "node " + node.name() + " keeps " + Math.max(0, node.gpuMilli() - milli) / 1000.0 + " GPUs stranded"))
+                .asConstraint(FRAGMENTATION);
+    }
+
+    /** A queue above its deserved share pays a little per GPU: ties go to the under-served queue. */
+    Constraint fairShare(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .groupBy(GangAssignment::queueFacts, sum(GangAssignment::placedMilli))
+                .filter((q, milli) -> q.pinnedMilli() + milli > q.deservedMilli())
+                .penalize(HardMediumSoftScore.ONE_SOFT, (q, milli) -> (q.pinnedMilli() + milli - q.deservedMilli()) * OVER_SHARE_PER_GPU / 1000)
+                .justifyWith((q, milli, score) -> new FairShareJustification(q.name(), q.pinnedMilli() + milli, q.deservedMilli(),
+                        "queue " + q.name() + " holds " + (q.pinnedMilli() + milli) / 1000.0 + " GPUs, deserves " + q.deservedMilli() / 1000.0))
+                .asConstraint(FAIR_SHARE);
+    }
+}

@@ -1,0 +1,11 @@
+package dev.gantry.placement.engine.solver;
+
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.Scenario;
+import java.util.Map;
+
+/** The Timefold problem built from a scenario, with the lookups to turn a solution back into a plan. */
+public record PlacementModel(Scenario scenario, PlacementSolution solution, Map<String, PendingJob> pending, Map<String, RunningJob> running,
+        int optionCount) {
+}

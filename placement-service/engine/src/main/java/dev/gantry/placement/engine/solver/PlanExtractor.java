@@ -1,0 +1,117 @@
+package dev.gantry.placement.engine.solver;
+
+import dev.gantry.placement.engine.domain.Migration;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Placement;
+import dev.gantry.placement.engine.domain.Plan;
+import dev.gantry.placement.engine.domain.Preemption;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskPlacement;
+import dev.gantry.placement.engine.domain.Unplaced;
+import dev.gantry.placement.engine.planner.ClusterState;
+import dev.gantry.placement.engine.planner.GangPacker;
+import dev.gantry.placement.engine.planner.QueueLedger;
+import dev.gantry.placement.engine.planner.ReasonAnalyzer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Turns a solved {@link PlacementSolution} into a plan: placements, preemptions with their justification, migrations, reasons. */
+public final class PlanExtractor {
+    private PlanExtractor() {
+    }
+
+    public static Plan toPlan(PlacementModel model, PlacementSolution solution, long solveMillis, Map<String, String> metadata) {
+        Scenario sc = model.scenario();
+        Map<String, GangAssignment> byJob = new HashMap<>();
+        solution.getAssignments().forEach(a -> byJob.put(a.getJob(), a));
+        ClusterState st = new ClusterState(sc);
+        QueueLedger ledger = new QueueLedger(sc);
+        List<Preemption> preemptions = new ArrayList<>();
+        List<Migration> migrations = new ArrayList<>();
+        List<GangAssignment> placed = new ArrayList<>();
+        for (PendingJob p : sc.pending()) {
+            GangAssignment a = byJob.get(p.name());
+            if (a != null && a.getOption() != null) {
+                placed.add(a);
+                occupy(st, a.getOption());
+                ledger.add(p.queue(), a.getOption().gpuMilli());
+            }
+        }
+        for (RunningJob r : sc.running()) {
+            GangAssignment a = byJob.get(r.name());
+            if (a == null || a.getOption() == a.current()) {
+                st.occupy(r);
+            } else if (a.getOption() == null) {
+                ledger.add(r.queue(), -r.gpuMilli());
+                preemptions.add(new Preemption(r.name(), preemptionReason(a, placed)));
+            } else {
+                occupy(st, a.getOption());
+                migrations.add(new Migration(r.name(), tasks(a.getOption())));
+            }
+        }
+        List<Placement> placements = new ArrayList<>();
+        List<Unplaced> unplaced = new ArrayList<>();
+        ReasonAnalyzer reasons = new ReasonAnalyzer(sc, st, ledger, new GangPacker(sc.nodes()));
+        Set<String> placedNames = new HashSet<>();
+        placed.forEach(a -> placedNames.add(a.getJob()));
+        for (PendingJob p : sc.pending()) {
+            GangAssignment a = byJob.get(p.name());
+            if (placedNames.contains(p.name())) {
+                placements.add(new Placement(p.name(), tasks(a.getOption())));
+            } else {
+                unplaced.add(new Unplaced(p.name(), reasons.explain(p)));
+            }
+        }
+        return new Plan(Plan.FORMAT, sc.name(), placements, preemptions, migrations, unplaced, solveMillis, metadata);
+    }
+
+    private static void occupy(ClusterState st, PlacementOption o) {
+        for (OptionTask t : o.tasks()) {
+            st.take(t.node(), t.gpus(), t.milli(), t.cpuMillis(), t.memoryMiB());
+        }
+    }
+
+    private static List<TaskPlacement> tasks(PlacementOption o) {
+        return o.tasks().stream()
+                .map(t -> new TaskPlacement(t.task(), t.nodeName(), Arrays.stream(t.gpus()).boxed().toList(), t.milli()))
+                .toList();
+    }
+
+    /** Names the placement that justifies the eviction: the same queue's higher priority first, else reclaim. */
+    private static String preemptionReason(GangAssignment victim, List<GangAssignment> placed) {
+        Set<Integer> victimNodes = new HashSet<>();
+        victim.current().tasks().forEach(t -> victimNodes.add(t.node()));
+        GangAssignment best = null;
+        for (GangAssignment p : placed) {
+            if (p.queue().equals(victim.queue()) && p.priority() > victim.priority()) {
+                boolean onVictimNodes = p.getOption().tasks().stream().anyMatch(t -> victimNodes.contains(t.node()));
+                if (best == null || onVictimNodes) {
+                    best = p;
+                    if (onVictimNodes) {
+                        break;
+                    }
+                }
+            }
+        }
+        if (best != null) {
+            return "preempted by " + best.getJob() + " (priority " + best.priority() + " > " + victim.priority() + ", queue " + victim.queue() + ")";
+        }
+        for (GangAssignment p : placed) {
+            if (!p.queue().equals(victim.queue()) && p.getOption().tasks().stream().anyMatch(t -> victimNodes.contains(t.node()))) {
+                best = p;
+                break;
+            }
+        }
+        if (best == null) {
+            best = placed.stream().filter(p -> !p.queue().equals(victim.queue())).findFirst().orElse(null);
+        }
+        return "reclaimed by " + (best == null ? "another queue" : best.getJob() + " of queue " + best.queue())
+                + ": queue " + victim.queue() + " borrowed GPUs above its guarantee of " + victim.queueFacts().guaranteeMilli() / 1000;
+    }
+}
