@@ -4,6 +4,7 @@
 # Every function is idempotent: it starts what is stopped and installs what is missing.
 
 GANTRY_DATABASES=(gantry_admission gantry_quota gantry_inventory gantry_placement)
+# tests use *_test (each service's own tests) and gantry_e2e_* (e2e-tests)
 GANTRY_NATS_STORE=${GANTRY_NATS_STORE:-/var/lib/nats-server}
 
 infra_log() { printf '[gantry] %s\n' "$*" >&2; }
@@ -64,7 +65,7 @@ ensure_databases() {
   psql_admin "select 1 from pg_roles where rolname='gantry'" | grep -q 1 ||
     psql_admin "create role gantry login password 'gantry'"
   local db
-  for db in "${GANTRY_DATABASES[@]}" "${GANTRY_DATABASES[@]/%/_test}"; do
+  for db in "${GANTRY_DATABASES[@]}" "${GANTRY_DATABASES[@]/%/_test}" "${GANTRY_DATABASES[@]/gantry_/gantry_e2e_}"; do
     psql_admin "select 1 from pg_database where datname='$db'" | grep -q 1 ||
       psql_admin "create database $db owner gantry"
   done

@@ -1,0 +1,60 @@
+package dev.gantry.e2e;
+
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.startsWith;
+
+import io.restassured.http.ContentType;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The four services together, as {@code bin/gantry up} runs them, over the real PostgreSQL and NATS JetStream. */
+@ExtendWith(RunningGantry.class)
+class GantryFlowIT {
+
+    @Test
+    void submittedJobTravelsFromAdmissionToPlacement() {
+        String jobId = given().baseUri(RunningGantry.url("admission-service"))
+                .contentType(ContentType.JSON)
+                .body("""
+                        {"name": "e2e-train", "queue": "normal", "priority": 100, "minAvailable": 2,
+                         "taskGroups": [{"name": "worker", "replicas": 2, "gpusPerReplica": 4, "cpuMillis": 8000, "memoryMiB": 64000}]}
+                        """)
+                .when().post("/v1/jobs")
+                .then().statusCode(201)
+                .extract().path("id");
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                given().baseUri(RunningGantry.url("placement-service"))
+                        .when().get("/v1/pending-jobs")
+                        .then().statusCode(200)
+                        .body("jobId", hasItem(jobId)));
+    }
+
+    @ParameterizedTest(name = "{0} serves health, metrics and OpenAPI")
+    @CsvSource({"admission-service", "quota-service", "node-inventory-service", "placement-service"})
+    void everyServiceServesOperationsEndpoints(String service) {
+        given().baseUri(RunningGantry.url(service)).when().get("/q/health").then().statusCode(200).body("status", equalTo("UP"));
+        given().baseUri(RunningGantry.url(service)).when().get("/q/metrics").then().statusCode(200);
+        given().baseUri(RunningGantry.url(service)).accept("application/json").when().get("/q/openapi").then().statusCode(200)
+                .body("openapi", startsWith("3."));
+    }
+
+    @ParameterizedTest(name = "{0} answers malformed JSON with problem+json")
+    @CsvSource({
+            "admission-service, POST, /v1/jobs",
+            "quota-service, PUT, /v1/queues/broken",
+            "node-inventory-service, PUT, /v1/nodes/broken"})
+    void everyWritingServiceRejectsMalformedJsonAsProblem(String service, String method, String path) {
+        given().baseUri(RunningGantry.url(service)).contentType(ContentType.JSON).body("{\"oops\": ")
+                .when().request(method, path)
+                .then().statusCode(400)
+                .contentType(startsWith("application/problem+json"))
+                .body("status", equalTo(400));
+    }
+}

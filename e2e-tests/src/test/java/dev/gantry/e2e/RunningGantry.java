@@ -1,0 +1,123 @@
+package dev.gantry.e2e;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * Starts the four packaged services (the runner jars {@code bin/gantry up} starts) on ports of
+ * their own and databases of their own ({@code gantry_e2e_*}), so a developer's running Gantry is
+ * left alone; stops them after the test class. Logs go to {@code target/e2e-logs/}.
+ */
+public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
+
+    /** service -> (module directory, port) */
+    static final Map<String, Service> SERVICES = new LinkedHashMap<>();
+
+    record Service(String module, int port, String database) {
+        String url() {
+            return "http://127.0.0.1:" + port;
+        }
+    }
+
+    static {
+        SERVICES.put("admission-service", new Service("admission-service", 19081, "gantry_e2e_admission"));
+        SERVICES.put("quota-service", new Service("quota-service", 19082, "gantry_e2e_quota"));
+        SERVICES.put("node-inventory-service", new Service("node-inventory-service", 19083, "gantry_e2e_inventory"));
+        SERVICES.put("placement-service", new Service("placement-service/app", 19084, "gantry_e2e_placement"));
+    }
+
+    private final List<Process> processes = new ArrayList<>();
+
+    public static String url(String service) {
+        return SERVICES.get(service).url();
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        Path logs = Path.of("target", "e2e-logs");
+        Files.createDirectories(logs);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        for (var entry : SERVICES.entrySet()) {
+            Service service = entry.getValue();
+            Path jar = root.resolve(service.module()).resolve("target/quarkus-app/quarkus-run.jar");
+            if (!Files.exists(jar)) {
+                throw new IllegalStateException("not packaged: " + jar + " (run mvn verify from the repository root)");
+            }
+            List<String> command = new ArrayList<>(List.of(java,
+                    "-Dquarkus.http.port=" + service.port(),
+                    "-Dgantry.db.name=" + service.database(),
+                    "-Dquarkus.log.console.json.enabled=false",
+                    // a clean schema per run, as in the services' own tests
+                    "-Dquarkus.flyway.clean-disabled=false", "-Dquarkus.flyway.clean-at-start=true"));
+            command.addAll(extraArguments(entry.getKey()));
+            command.addAll(List.of("-jar", jar.toString()));
+            Process process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(logs.resolve(entry.getKey() + ".log").toFile())
+                    .start();
+            processes.add(process);
+        }
+        for (var entry : SERVICES.entrySet()) {
+            awaitReady(entry.getKey(), entry.getValue(), Duration.ofSeconds(120));
+        }
+    }
+
+    /** placement reads jobs.* through a durable consumer of its own, so it never competes with a dev instance. */
+    private static List<String> extraArguments(String service) {
+        if (!service.equals("placement-service")) {
+            return List.of();
+        }
+        String consumer = "quarkus.messaging.nats.streams.JOBS.pull-consumers.placement-jobs-e2e.consumer-configuration.";
+        return List.of(
+                "-Dmp.messaging.incoming.jobs-in.consumer=placement-jobs-e2e",
+                "-D" + consumer + "durable=true",
+                "-D" + consumer + "filter-subjects=jobs.>",
+                "-D" + consumer + "deliver-policy=new",
+                "-D" + consumer + "payload-type=com.fasterxml.jackson.databind.JsonNode");
+    }
+
+    private void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                HttpResponse<Void> response = http.send(
+                        HttpRequest.newBuilder(URI.create(service.url() + "/q/health/ready")).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (response.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // still starting
+            }
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException(name + " not ready after " + timeout + "; see target/e2e-logs/" + name + ".log");
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws InterruptedException {
+        for (Process process : processes) {
+            process.destroy();
+        }
+        for (Process process : processes) {
+            if (!process.waitFor(15, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+}
