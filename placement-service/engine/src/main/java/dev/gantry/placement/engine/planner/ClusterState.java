@@ -23,6 +23,8 @@ public final class ClusterState {
     private final int[][] shared;
     private final long[] cpuFree;
     private final long[] memFree;
+    /** GPUs to take first when a choice remains (e.g. free in another state), or null. */
+    private long[] preferred;
 
     /** Every GPU free, nothing running. */
     public ClusterState(Scenario scenario) {
@@ -58,6 +60,16 @@ public final class ClusterState {
         }
         cpuFree = o.cpuFree.clone();
         memFree = o.memFree.clone();
+        preferred = o.preferred;
+    }
+
+    /**
+     * Makes index choices prefer the GPUs that are free in {@code other}: options taken on a
+     * state with movable work removed then overlap as little running work as they can, so the
+     * evictions they need stay few.
+     */
+    public void preferFreeIn(ClusterState other) {
+        preferred = other.free.clone();
     }
 
     private static long[] masks(List<List<Integer>> groups) {
@@ -210,14 +222,14 @@ public final class ClusterState {
         };
         if (groups != null) {
             long best = tightest(f, groups, r.gpus());
-            return best == 0 ? null : lowest(f & best, r.gpus());
+            return best == 0 ? null : lowest(f & best, r.gpus(), node);
         }
         // "any": still prefer one island or NUMA node (better for the job, keeps the others whole)
         long best = tightest(f, islandMasks[node], r.gpus());
         if (best == 0) {
             best = tightest(f, numaMasks[node], r.gpus());
         }
-        return lowest(best == 0 ? f : f & best, r.gpus());
+        return lowest(best == 0 ? f : f & best, r.gpus(), node);
     }
 
     private static long tightest(long free, long[] groups, int need) {
@@ -231,6 +243,22 @@ public final class ClusterState {
             }
         }
         return best;
+    }
+
+    private int[] lowest(long mask, int count, int node) {
+        if (preferred == null) {
+            return lowest(mask, count);
+        }
+        long first = mask & preferred[node];
+        if (Long.bitCount(first) >= count) {
+            return lowest(first, count);
+        }
+        int[] out = new int[count];
+        int[] a = lowest(first, Long.bitCount(first));
+        int[] b = lowest(mask & ~first, count - a.length);
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     private static int[] lowest(long mask, int count) {

@@ -59,6 +59,7 @@ public final class OptionGenerator {
         this.packer = new GangPacker(sc.nodes());
         this.pinnedState = new ClusterState(sc);
         sc.running().stream().filter(RunningJob::pinned).forEach(pinnedState::occupy);
+        pinnedState.preferFreeIn(greedy.state());
         capacities = new NodeCapacity[sc.nodes().size()];
         for (int i = 0; i < capacities.length; i++) {
             Node n = sc.nodes().get(i);
