@@ -1,15 +1,24 @@
 package dev.gantry.contracts.nodes;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A node as the whole system sees it: the node of the scenario format (FORMAT.md) plus its health.
- * It is the payload of {@code nodes.upserted} and what inventory snapshots are made of.
+ * A node as the whole system sees it: the node of the scenario format (FORMAT.md) plus what the
+ * inventory knows besides (per-GPU memory, MIG, InfiniBand HCAs, cordon, health and heartbeat).
+ * It is carried by {@code nodes.upserted} ({@link NodeChanged}) and is what inventory snapshots are
+ * made of. Null collections are read as empty, so two descriptions of the same node compare equal.
  *
  * @param nvlinkIslands GPU indices that share NVLink/NVSwitch; GPUs in no island are PCIe-only
  * @param numaNodes     GPU indices per NUMA node (empty: unknown)
  * @param ibFabric      InfiniBand fabric name, null without InfiniBand
+ * @param schedulable   whether placement may use the node: its source says so and it is not cordoned
+ * @param gpuMemoryMiB  memory of one GPU in MiB (0: unknown)
+ * @param mig           MIG partitioning, null when the GPUs are not MIG-capable or it is unknown
+ * @param ibHcas        InfiniBand host channel adapters on the node (0: none or unknown)
+ * @param cordoned      cordoned through the inventory API ({@code :cordon}); then not schedulable
+ * @param lastHeartbeat when the node's source last said it was alive (null: never / not tracked)
  */
 public record NodeInfo(
         String name,
@@ -25,15 +34,56 @@ public record NodeInfo(
         Map<String, String> labels,
         List<Taint> taints,
         boolean schedulable,
-        Health health) {
+        Health health,
+        long gpuMemoryMiB,
+        Mig mig,
+        int ibHcas,
+        boolean cordoned,
+        Instant lastHeartbeat) {
+
+    public NodeInfo {
+        nvlinkIslands = nvlinkIslands == null ? List.of() : nvlinkIslands;
+        numaNodes = numaNodes == null ? List.of() : numaNodes;
+        topology = topology == null ? Topology.UNKNOWN : topology;
+        labels = labels == null ? Map.of() : labels;
+        taints = taints == null ? List.of() : taints;
+        health = health == null ? Health.UNKNOWN : health;
+    }
 
     /** Where the node sits in the network tree; a null level is unknown. */
     public record Topology(String zone, String spine, String leaf) {
+        public static final Topology UNKNOWN = new Topology(null, null, null);
     }
 
     /** A Kubernetes-style taint; {@code NoSchedule} keeps out jobs that do not tolerate it. */
     public record Taint(String key, String value, String effect) {
     }
 
+    /**
+     * MIG partitioning as NVIDIA's device plugin exposes it.
+     *
+     * @param strategy {@code none}, {@code single} or {@code mixed} (the {@code nvidia.com/mig.strategy} label)
+     * @param profiles MIG devices on the node by profile ({@code 1g.10gb} → 7); empty when unknown
+     */
+    public record Mig(String strategy, Map<String, Integer> profiles) {
+        public Mig {
+            profiles = profiles == null ? Map.of() : profiles;
+        }
+    }
+
     public enum Health { READY, NOT_READY, UNKNOWN }
+
+    public NodeInfo withHealth(Health newHealth, Instant heartbeat) {
+        return new NodeInfo(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology,
+                ibFabric, labels, taints, schedulable, newHealth, gpuMemoryMiB, mig, ibHcas, cordoned, heartbeat);
+    }
+
+    public NodeInfo withSchedulable(boolean newSchedulable, boolean newCordoned) {
+        return new NodeInfo(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology,
+                ibFabric, labels, taints, newSchedulable, health, gpuMemoryMiB, mig, ibHcas, newCordoned, lastHeartbeat);
+    }
+
+    public NodeInfo withLastHeartbeat(Instant heartbeat) {
+        return withHealth(health, heartbeat);
+    }
 }
