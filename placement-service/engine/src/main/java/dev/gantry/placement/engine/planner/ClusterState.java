@@ -320,12 +320,17 @@ public final class ClusterState {
         return m;
     }
 
+    private long allMask(int node) {
+        int g = nodes.get(node).gpus();
+        return g == 64 ? -1L : (1L << g) - 1;
+    }
+
     /** The topology groups' masks of a node, for reasons and option generation. */
     public long[] groupMasks(int node, GpuTopology topology) {
         return switch (topology) {
             case NVLINK -> islandMasks[node];
             case NUMA -> numaMasks[node];
-            case ANY -> new long[] {nodes.get(node).gpus() == 64 ? -1L : (1L << nodes.get(node).gpus()) - 1};
+            case ANY -> new long[] {allMask(node)};
         };
     }
 }

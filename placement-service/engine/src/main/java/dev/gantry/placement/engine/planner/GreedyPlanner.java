@@ -26,6 +26,17 @@ public final class GreedyPlanner implements Planner {
     public record Result(Plan plan, ClusterState state, QueueLedger ledger, Map<String, GangPacker.GangFit> fits) {
     }
 
+    /** Reasons for unplaced jobs cost time at scale; the solver's seed does without them until a fallback. */
+    private final boolean explain;
+
+    public GreedyPlanner() {
+        this(true);
+    }
+
+    public GreedyPlanner(boolean explain) {
+        this.explain = explain;
+    }
+
     @Override
     public String name() {
         return "greedy";
@@ -60,18 +71,28 @@ public final class GreedyPlanner implements Planner {
         }
         List<Placement> placements = new ArrayList<>();
         List<Unplaced> unplaced = new ArrayList<>();
-        ReasonAnalyzer reasons = new ReasonAnalyzer(sc, st, ledger, packer);
+        ReasonAnalyzer reasons = explain ? new ReasonAnalyzer(sc, st, ledger, packer) : null;
         for (PendingJob job : sc.pending()) {
             GangPacker.GangFit fit = fits.get(job.name());
             if (fit != null) {
                 placements.add(PlanAssembler.placement(st, job.name(), fit.tasks()));
             } else {
-                unplaced.add(new Unplaced(job.name(), reasons.explain(job)));
+                unplaced.add(new Unplaced(job.name(), reasons == null ? "not placed by greedy" : reasons.explain(job)));
             }
         }
         long millis = (System.nanoTime() - start) / 1_000_000;
         Plan plan = new Plan(Plan.FORMAT, sc.name(), placements, List.of(), List.of(), unplaced, millis, Map.of("planner", name()));
         return new Result(plan, st, ledger, fits);
+    }
+
+    /** The same plan with a reason for every unplaced job, from the result's final state. */
+    public static Plan explained(Scenario sc, Result r) {
+        ReasonAnalyzer reasons = new ReasonAnalyzer(sc, r.state(), r.ledger(), new GangPacker(sc.nodes()));
+        Map<String, PendingJob> byName = new java.util.HashMap<>();
+        sc.pending().forEach(p -> byName.put(p.name(), p));
+        List<Unplaced> unplaced = r.plan().unplaced().stream().map(u -> new Unplaced(u.job(), reasons.explain(byName.get(u.job())))).toList();
+        Plan p = r.plan();
+        return new Plan(p.format(), p.scenario(), p.placements(), p.preemptions(), p.migrations(), unplaced, p.solveMillis(), p.metadata());
     }
 
 }

@@ -37,6 +37,10 @@ public final class ReasonAnalyzer {
     private final QueueLedger ledger;
     private final GangPacker packer;
     private Map<Integer, List<RunningJob>> runningByNode;
+    /** Jobs with the same requirements and shape get the same answer: thousands of unplaced jobs share a few. */
+    private final Map<List<Object>, Reason> cache = new HashMap<>();
+    private final Map<List<int[]>, int[]> bestDomains = new java.util.IdentityHashMap<>();
+    private final Map<List<Object>, Long> reclaims = new HashMap<>();
 
     public ReasonAnalyzer(Scenario sc, ClusterState st, QueueLedger ledger, GangPacker packer) {
         this.sc = sc;
@@ -50,6 +54,18 @@ public final class ReasonAnalyzer {
     }
 
     public Reason analyze(PendingJob job) {
+        List<Object> key = List.of(job.queue(), job.priority(), job.taskGroups().stream().map(g -> List.of(g.replicas(), g.gpusPerReplica(),
+                        String.valueOf(g.gpuMilli()), g.cpuMillis(), g.memoryMiB())).toList(), job.minAvailable(), job.gpuModels(),
+                job.gpuTopology(), job.network(), job.requireInfiniBand(), job.nodeSelector(), job.tolerations());
+        Reason cached = cache.get(key);
+        if (cached == null) {
+            cached = compute(job);
+            cache.put(key, cached);
+        }
+        return cached;
+    }
+
+    private Reason compute(PendingJob job) {
         List<Replica> reps = Replica.of(job);
         long minMilli = GangPacker.minGangMilli(job, reps);
         String blockedQueue = ledger.blockedBy(job.queue(), minMilli);
@@ -122,8 +138,8 @@ public final class ReasonAnalyzer {
         long bestMem = 0;
         for (int i : eligible) {
             Node n = st.node(i);
-            for (List<Integer> g : n.groups(r.topology())) {
-                bestGroup = Math.max(bestGroup, g.size());
+            for (long g : st.groupMasks(i, r.topology())) {
+                bestGroup = Math.max(bestGroup, Long.bitCount(g));
             }
             bestCpu = Math.max(bestCpu, n.cpuMillis());
             bestMem = Math.max(bestMem, n.memoryMiB());
@@ -150,19 +166,31 @@ public final class ReasonAnalyzer {
         NetworkLevel level = job.network().required();
         List<int[]> domains = packer.domains(job, level);
         long total = reps.stream().mapToLong(Replica::gpuMilli).sum();
-        long bestFree = -1;
-        int[] bestDomain = null;
-        for (int[] d : domains) {
-            long free = 0;
-            for (int i : d) {
-                free += st.freeMilli(i);
+        // the state does not change while explaining: the best domain of a domain list is computed once
+        int[] bestDomain = bestDomains.computeIfAbsent(domains, ds -> {
+            long most = -1;
+            int[] best = null;
+            for (int[] d : ds) {
+                long free = 0;
+                for (int i : d) {
+                    free += st.freeMilli(i);
+                }
+                if (free > most) {
+                    most = free;
+                    best = d;
+                }
             }
-            if (free > bestFree) {
-                bestFree = free;
-                bestDomain = d;
+            return best;
+        });
+        long bestFree = 0;
+        if (bestDomain != null) {
+            for (int i : bestDomain) {
+                bestFree += st.freeMilli(i);
             }
         }
-        long reclaim = reclaimable(job, bestDomain);
+        int[] domainForReclaim = bestDomain;
+        long reclaim = reclaims.computeIfAbsent(List.of(System.identityHashCode(domainForReclaim), job.queue(), job.priority()),
+                k -> reclaimable(job, domainForReclaim));
         String model = job.gpuModels().isEmpty() ? " " : " x " + String.join("|", job.gpuModels()) + " ";
         String need = job.minAvailable() < reps.size()
                 ? "gang needs at least " + gpus(minMilli) + model + "GPUs (" + job.minAvailable() + " of " + reps.size() + " pods)"

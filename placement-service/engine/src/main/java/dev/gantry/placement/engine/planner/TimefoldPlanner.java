@@ -44,14 +44,17 @@ public final class TimefoldPlanner implements Planner {
     public Plan plan(Scenario sc, SolverProfile profile) {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());
-        GreedyPlanner.Result greedy = new GreedyPlanner().run(sc);
+        GreedyPlanner.Result greedy = new GreedyPlanner(false).run(sc);
         Map<String, String> meta = new LinkedHashMap<>();
         meta.put("planner", name());
         meta.put("profile", profile.name());
+        meta.put("seedMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         if (sc.pending().isEmpty()) {
             return finish(greedy.plan(), start, meta);
         }
+        // the greedy state must stay as greedy left it: the fallback explains from it
         PlacementModel model = new OptionGenerator(sc, greedy, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+        meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));
         Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start);
@@ -74,6 +77,7 @@ public final class TimefoldPlanner implements Planner {
         meta.put("solverMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         meta.put("score", String.valueOf(best.getScore()));
         Plan plan = PlanExtractor.toPlan(model, best, 0, meta);
+        meta.put("extractMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         List<String> violations = PlanValidator.validate(sc, plan);
         double solverNet = PlanMetrics.of(sc, plan).netPriorityGpus();
         double greedyNet = PlanMetrics.of(sc, greedy.plan()).netPriorityGpus();
@@ -88,7 +92,7 @@ public final class TimefoldPlanner implements Planner {
         if (fallback != null) {
             LOG.warn("{}: {}", sc.name(), fallback);
             meta.put("fallback", fallback);
-            return finish(greedy.plan(), start, meta);
+            return finish(GreedyPlanner.explained(sc, greedy), start, meta);
         }
         return finish(plan, start, meta);
     }

@@ -49,6 +49,7 @@ public final class OptionGenerator {
     private final ClusterState pinnedState;
     private final NodeCapacity[] capacities;
     private final Map<Long, GpuSlot> slots = new HashMap<>();
+    private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
     private int nextOptionId;
 
     public OptionGenerator(Scenario sc, GreedyPlanner.Result greedy, int pendingPerState, int migrationsPerState) {
@@ -105,7 +106,7 @@ public final class OptionGenerator {
         for (GangPacker.GangFit fit : packer.candidates(greedy.state(), job, reps, pendingPerState)) {
             add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
         }
-        for (GangPacker.GangFit fit : packer.candidates(pinnedState, job, reps, pendingPerState)) {
+        for (GangPacker.GangFit fit : packer.candidates(victimState(job), job, reps, pendingPerState)) {
             add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
         }
         long waited = Math.max(0, sc.nowSeconds() - job.submittedAtSeconds());
@@ -115,6 +116,31 @@ public final class OptionGenerator {
                 job.priority(), job.gpuMilli(), weight, job.preemptible(), job.checkpointable(), 0, options, null);
         a.setOption(seed);
         return a;
+    }
+
+    /**
+     * The cluster as a job of this queue and priority could make it: pinned work stays, and so
+     * does running work it may not or should not evict (not preemptible, or no justification, or
+     * worth as much per GPU); migratable work is lifted (it can go elsewhere). One state per
+     * (queue, priority), shared by the jobs that have them.
+     */
+    private ClusterState victimState(PendingJob job) {
+        return victimStates.computeIfAbsent(List.of(job.queue(), job.priority()), k -> {
+            QueueLedger ledger = greedy.ledger();
+            ClusterState st = new ClusterState(sc);
+            for (RunningJob r : sc.running()) {
+                boolean sameQueueLower = r.queue().equals(job.queue()) && r.priority() < job.priority();
+                Queue q = ledger.queue(r.queue());
+                boolean reclaim = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > q.guaranteeGpus() * 1000L
+                        && r.priority() < job.priority();
+                boolean evictable = r.preemptible() && (sameQueueLower || reclaim);
+                if (!evictable && !r.migratable()) {
+                    st.occupy(r);
+                }
+            }
+            st.preferFreeIn(greedy.state());
+            return st;
+        });
     }
 
     private GangAssignment runningEntity(RunningJob job, Map<String, QueueFacts> facts, QueueLedger ledger) {
@@ -128,10 +154,15 @@ public final class OptionGenerator {
         if (job.migratable()) {
             PendingJob shape = migrationShape(job);
             List<Replica> reps = job.tasks().stream().map(Replica::of).sorted(Replica.BIGGEST_FIRST).toList();
-            ClusterState without = greedy.state().copy();
-            without.release(job);
-            for (GangPacker.GangFit fit : packer.candidates(without, shape, reps, migrationsPerState)) {
-                add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+            // lift the job out of greedy's state for a moment instead of copying the whole state
+            ClusterState state = greedy.state();
+            state.release(job);
+            try {
+                for (GangPacker.GangFit fit : packer.candidates(state, shape, reps, migrationsPerState)) {
+                    add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+                }
+            } finally {
+                state.occupy(job);
             }
             for (GangPacker.GangFit fit : packer.candidates(pinnedState, shape, reps, migrationsPerState)) {
                 add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
