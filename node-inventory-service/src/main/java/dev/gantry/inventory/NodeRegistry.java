@@ -1,24 +1,52 @@
 package dev.gantry.inventory;
 
 import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.nodes.NodeRemoved;
+import dev.gantry.contracts.nodes.NodeSnapshot;
 import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.inventory.domain.NodeRules;
+import dev.gantry.inventory.domain.NodeSource;
+import dev.gantry.inventory.domain.NodeState;
+import dev.gantry.inventory.persistence.InventoryVersion;
 import dev.gantry.inventory.persistence.NodeEntity;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.kit.problem.InvalidRequestException;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.panache.common.Parameters;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * The inventory's single write path, whatever the source (agent API, cluster file, Kubernetes):
- * validate, store, and announce the change on {@code nodes.*} in the same transaction.
+ * validate, store, bump the snapshot version and announce the change on {@code nodes.*} through the
+ * outbox, all in one transaction. Every write locks the version row first, so writes are
+ * serialised and versions are handed out in commit order. A write that changes nothing a consumer
+ * can see (a heartbeat, an identical description) neither bumps the version nor sends an event.
+ *
+ * <p>Health changes go out on {@code nodes.upserted} with the new health: there is no
+ * {@code nodes.health} subject in the contracts.
  */
 @ApplicationScoped
 public class NodeRegistry {
+
+    /** What a cluster-file apply did. */
+    public record ApplyResult(long version, List<String> added, List<String> changed, List<String> removed, int unchanged) {
+    }
+
+    /** Filters and page of {@code GET /v1/nodes}; null filters match everything. */
+    public record NodeQuery(String model, String leaf, Boolean schedulable, String after, int limit) {
+    }
 
     private final Outbox outbox;
 
@@ -26,20 +54,112 @@ public class NodeRegistry {
         this.outbox = outbox;
     }
 
-    public Uni<NodeInfo> upsert(NodeInfo node) {
-        List<FieldViolation> violations = NodeRules.violations(node);
+    /** A source describes a node (new or known); returns it as the inventory now shows it. */
+    public Uni<NodeInfo> upsert(NodeInfo described, NodeSource source) {
+        List<FieldViolation> violations = NodeRules.violations(described);
         if (!violations.isEmpty()) {
-            throw InvalidRequestException.unprocessable(violations);
+            return Uni.createFrom().failure(InvalidRequestException.unprocessable(violations));
         }
-        return Panache.withTransaction(() -> NodeEntity.<NodeEntity>findById(node.name())
-                .chain(existing -> {
-                    NodeEntity entity = existing != null ? existing : new NodeEntity();
-                    entity.apply(node);
-                    entity.lastHeartbeat = Instant.now();
-                    return entity.persist();
-                })
-                .chain(() -> outbox.append(Subjects.NODES_UPSERTED, node.name(), node)))
-                .replaceWith(node);
+        return Panache.withTransaction(() -> InventoryVersion.lockForWrite()
+                .chain(version -> NodeEntity.<NodeEntity>findById(described.name())
+                        .chain(existing -> write(version, existing, described, source))));
+    }
+
+    /** Replaces the file-sourced nodes with {@code nodes} (already validated): adds, updates, and removes the ones not listed. */
+    public Uni<ApplyResult> applyClusterFile(List<NodeInfo> nodes) {
+        for (int i = 0; i < nodes.size(); i++) {
+            List<FieldViolation> violations = NodeRules.violations(nodes.get(i), "nodes[" + i + "].");
+            if (!violations.isEmpty()) {
+                return Uni.createFrom().failure(InvalidRequestException.unprocessable(violations));
+            }
+        }
+        return Panache.withTransaction(() -> InventoryVersion.lockForWrite()
+                .chain(version -> NodeEntity.<NodeEntity>listAll().chain(all -> {
+                    Map<String, NodeEntity> byName = all.stream().collect(Collectors.toMap(e -> e.name, e -> e));
+                    Set<String> listed = new HashSet<>();
+                    List<String> added = new ArrayList<>();
+                    List<String> changed = new ArrayList<>();
+                    List<String> removed = new ArrayList<>();
+                    int[] unchanged = {0};
+                    Uni<Void> steps = Uni.createFrom().voidItem();
+                    for (NodeInfo node : nodes) {
+                        listed.add(node.name());
+                        NodeEntity existing = byName.get(node.name());
+                        steps = steps.chain(() -> {
+                            long before = version.version;
+                            return write(version, existing, node, NodeSource.FILE).invoke(() -> {
+                                if (existing == null) {
+                                    added.add(node.name());
+                                } else if (version.version != before) {
+                                    changed.add(node.name());
+                                } else {
+                                    unchanged[0]++;
+                                }
+                            });
+                        }).replaceWithVoid();
+                    }
+                    for (NodeEntity entity : all) {
+                        if (entity.source == NodeSource.FILE && !listed.contains(entity.name)) {
+                            removed.add(entity.name);
+                            steps = steps.chain(() -> delete(version, entity));
+                        }
+                    }
+                    return steps.map(ignored -> new ApplyResult(version.version, added, changed, removed, unchanged[0]));
+                })));
+    }
+
+    /** An agent's heartbeat: Ready again if it was not; null for an unknown node. */
+    public Uni<NodeInfo> heartbeat(String name, Instant now) {
+        return Panache.withTransaction(() -> NodeEntity.<NodeEntity>findById(name).chain(entity -> {
+            if (entity == null) {
+                return Uni.createFrom().nullItem();
+            }
+            if (entity.health == NodeInfo.Health.READY) {
+                entity.lastHeartbeat = now;
+                return Uni.createFrom().item(entity.toInfo());
+            }
+            return mutate(name, e -> {
+                e.health = NodeInfo.Health.READY;
+                e.lastHeartbeat = now;
+            });
+        }));
+    }
+
+    /** Cordons or uncordons a node through the inventory; null for an unknown node. */
+    public Uni<NodeInfo> cordon(String name, boolean cordoned) {
+        return Panache.withTransaction(() -> mutate(name, e -> {
+            e.cordoned = cordoned;
+            e.schedulable = e.described().schedulable() && !cordoned;
+        }));
+    }
+
+    /** Removes a node; false if there was none (or it belongs to another source than {@code onlyFrom}, when given). */
+    public Uni<Boolean> remove(String name, NodeSource onlyFrom) {
+        return Panache.withTransaction(() -> InventoryVersion.lockForWrite()
+                .chain(version -> NodeEntity.<NodeEntity>findById(name).chain(entity -> {
+                    if (entity == null || (onlyFrom != null && entity.source != onlyFrom)) {
+                        return Uni.createFrom().item(false);
+                    }
+                    return delete(version, entity).replaceWith(true);
+                })));
+    }
+
+    /** Agent nodes that have not sent a heartbeat within {@code timeout} turn NotReady; returns their names. */
+    public Uni<List<String>> markStale(Instant now, Duration timeout) {
+        return Panache.withTransaction(() -> NodeEntity.<NodeEntity>list(
+                        "source = ?1 and health = ?2 and lastHeartbeat < ?3 order by name",
+                        NodeSource.AGENT, NodeInfo.Health.READY, now.minus(timeout))
+                .chain(stale -> {
+                    Uni<Void> steps = Uni.createFrom().voidItem();
+                    for (NodeEntity entity : stale) {
+                        steps = steps.chain(() -> mutate(entity.name, e -> {
+                            if (NodeState.stale(e.health, e.lastHeartbeat, now, timeout)) {
+                                e.health = NodeInfo.Health.NOT_READY;
+                            }
+                        })).replaceWithVoid();
+                    }
+                    return steps.replaceWith(stale.stream().map(e -> e.name).toList());
+                }));
     }
 
     public Uni<NodeInfo> find(String name) {
@@ -47,8 +167,88 @@ public class NodeRegistry {
                 .map(entity -> entity == null ? null : entity.toInfo());
     }
 
-    public Uni<List<NodeInfo>> all() {
-        return Panache.withSession(() -> NodeEntity.<NodeEntity>find("order by name").list())
+    /** One page of nodes in name order; the page holds up to {@code limit + 1} to tell whether more follow. */
+    public Uni<List<NodeInfo>> list(NodeQuery query) {
+        StringBuilder where = new StringBuilder("1 = 1");
+        Parameters params = new Parameters();
+        if (query.model() != null) {
+            where.append(" and gpuModel = :model");
+            params.and("model", query.model());
+        }
+        if (query.leaf() != null) {
+            where.append(" and leaf = :leaf");
+            params.and("leaf", query.leaf());
+        }
+        if (query.schedulable() != null) {
+            where.append(" and schedulable = :schedulable");
+            params.and("schedulable", query.schedulable());
+        }
+        if (query.after() != null) {
+            where.append(" and name > :after");
+            params.and("after", query.after());
+        }
+        return Panache.withSession(() -> NodeEntity.<NodeEntity>find(where + " order by name", params)
+                        .page(0, query.limit() + 1).list())
                 .map(nodes -> nodes.stream().map(NodeEntity::toInfo).toList());
     }
+
+    /** Every schedulable Ready node and the version they are as of, read consistently. */
+    public Uni<NodeSnapshot> snapshot() {
+        return Panache.withTransaction(() -> InventoryVersion.lockForRead()
+                .chain(version -> NodeEntity.<NodeEntity>list("schedulable = true and health = ?1 order by name",
+                                NodeInfo.Health.READY)
+                        .map(nodes -> new NodeSnapshot(version.version,
+                                nodes.stream().map(NodeEntity::toInfo).filter(NodeState::inSnapshot).toList()))));
+    }
+
+    /** The current snapshot version, without reading nodes (for {@code If-None-Match}). */
+    public Uni<Long> version() {
+        return Panache.withSession(() -> InventoryVersion.<InventoryVersion>findById(1)).map(v -> v.version);
+    }
+
+    /** Every node, for metrics. */
+    public Uni<List<NodeEntity>> entities() {
+        return Panache.withSession(() -> NodeEntity.<NodeEntity>listAll());
+    }
+
+    private Uni<NodeInfo> write(InventoryVersion version, NodeEntity existing, NodeInfo described, NodeSource source) {
+        NodeEntity entity = existing != null ? existing : new NodeEntity();
+        NodeInfo before = existing != null ? existing.toInfo() : null;
+        boolean cordoned = existing != null && existing.cordoned;
+        entity.apply(described, source, cordoned, described.health(), described.lastHeartbeat());
+        NodeInfo after = entity.toInfo();
+        Uni<?> stored = existing != null ? Uni.createFrom().item(entity) : entity.persist();
+        if (!NodeState.changed(before, after)) {
+            return stored.replaceWith(after);
+        }
+        long next = version.next();
+        return stored.chain(() -> outbox.append(Subjects.NODES_UPSERTED, after.name(), new NodeChanged(next, after)))
+                .replaceWith(after);
+    }
+
+    private Uni<Void> delete(InventoryVersion version, NodeEntity entity) {
+        long next = version.next();
+        return entity.delete()
+                .chain(() -> outbox.append(Subjects.NODES_REMOVED, entity.name, new NodeRemoved(next, entity.name)))
+                .replaceWithVoid();
+    }
+
+    /** Changes the inventory's own state of a node (cordon, health) under the version lock; null if unknown. */
+    private Uni<NodeInfo> mutate(String name, Consumer<NodeEntity> mutation) {
+        return InventoryVersion.lockForWrite().chain(version -> NodeEntity.<NodeEntity>findById(name).chain(entity -> {
+            if (entity == null) {
+                return Uni.createFrom().<NodeInfo>nullItem();
+            }
+            NodeInfo before = entity.toInfo();
+            mutation.accept(entity);
+            entity.updatedAt = Instant.now();
+            NodeInfo after = entity.toInfo();
+            if (!NodeState.changed(before, after)) {
+                return Uni.createFrom().item(after);
+            }
+            long next = version.next();
+            return outbox.append(Subjects.NODES_UPSERTED, name, new NodeChanged(next, after)).replaceWith(after);
+        }));
+    }
+
 }

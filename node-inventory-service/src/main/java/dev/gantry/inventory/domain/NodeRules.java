@@ -6,54 +6,91 @@ import dev.gantry.contracts.validation.FieldViolation;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
-/** What makes a node description acceptable (the node limits of FORMAT.md). */
+/** What makes a node description acceptable (the node limits of FORMAT.md, and the inventory's own fields). */
 public final class NodeRules {
 
     public static final int MAX_GPUS = 64;
+    public static final int MAX_HCAS = 64;
+    public static final List<String> MIG_STRATEGIES = List.of("none", "single", "mixed");
+    public static final List<String> TAINT_EFFECTS = List.of("NoSchedule", "PreferNoSchedule", "NoExecute");
 
     private NodeRules() {
     }
 
     public static List<FieldViolation> violations(NodeInfo node) {
+        return violations(node, "");
+    }
+
+    /** The violations of {@code node}, each field prefixed with {@code prefix} (e.g. {@code nodes[3].}). */
+    public static List<FieldViolation> violations(NodeInfo node, String prefix) {
         List<FieldViolation> errors = new ArrayList<>();
-        DnsName.check(errors, "name", node.name());
+        DnsName.check(errors, prefix + "name", node.name());
         if (node.gpus() < 0 || node.gpus() > MAX_GPUS) {
-            errors.add(new FieldViolation("gpus", "must be 0.." + MAX_GPUS));
+            errors.add(new FieldViolation(prefix + "gpus", "must be 0.." + MAX_GPUS));
         }
         if (node.gpus() > 0 && (node.gpuModel() == null || node.gpuModel().isBlank())) {
-            errors.add(new FieldViolation("gpuModel", "is required when the node has GPUs"));
+            errors.add(new FieldViolation(prefix + "gpuModel", "is required when the node has GPUs"));
         }
         if (node.cpuMillis() < 0) {
-            errors.add(new FieldViolation("cpuMillis", "must be 0 or more"));
+            errors.add(new FieldViolation(prefix + "cpuMillis", "must be 0 or more"));
         }
         if (node.memoryMiB() < 0) {
-            errors.add(new FieldViolation("memoryMiB", "must be 0 or more"));
+            errors.add(new FieldViolation(prefix + "memoryMiB", "must be 0 or more"));
         }
-        checkPartition(errors, "nvlinkIslands", node.nvlinkIslands(), node.gpus());
-        checkPartition(errors, "numaNodes", node.numaNodes(), node.gpus());
-        List<NodeInfo.Taint> taints = node.taints() == null ? List.of() : node.taints();
+        if (node.gpuMemoryMiB() < 0) {
+            errors.add(new FieldViolation(prefix + "gpuMemoryMiB", "must be 0 or more"));
+        }
+        if (node.ibHcas() < 0 || node.ibHcas() > MAX_HCAS) {
+            errors.add(new FieldViolation(prefix + "ibHcas", "must be 0.." + MAX_HCAS));
+        }
+        if (node.ibFabric() != null && node.ibFabric().isBlank()) {
+            errors.add(new FieldViolation(prefix + "ibFabric", "must not be blank (leave it out for no InfiniBand)"));
+        }
+        checkPartition(errors, prefix + "nvlinkIslands", node.nvlinkIslands(), node.gpus());
+        checkPartition(errors, prefix + "numaNodes", node.numaNodes(), node.gpus());
+        if (node.mig() != null) {
+            if (!MIG_STRATEGIES.contains(node.mig().strategy())) {
+                errors.add(new FieldViolation(prefix + "mig.strategy", "must be none, single or mixed"));
+            }
+            for (Map.Entry<String, Integer> profile : node.mig().profiles().entrySet()) {
+                if (profile.getKey() == null || !profile.getKey().matches("\\d+g\\.\\d+gb(\\+me)?")) {
+                    errors.add(new FieldViolation(prefix + "mig.profiles", "'" + profile.getKey() + "' is not a MIG profile such as 1g.10gb"));
+                } else if (profile.getValue() == null || profile.getValue() < 0 || profile.getValue() > 7 * MAX_GPUS) {
+                    errors.add(new FieldViolation(prefix + "mig.profiles." + profile.getKey(), "must be 0.." + 7 * MAX_GPUS));
+                }
+            }
+        }
+        for (String key : node.labels().keySet()) {
+            if (key == null || key.isBlank() || key.length() > 317) {
+                errors.add(new FieldViolation(prefix + "labels", "label keys must be 1..317 characters"));
+            }
+        }
+        List<NodeInfo.Taint> taints = node.taints();
         for (int i = 0; i < taints.size(); i++) {
             NodeInfo.Taint taint = taints.get(i);
-            if (taint.key() == null || taint.key().isBlank()) {
-                errors.add(new FieldViolation("taints[" + i + "].key", "is required"));
+            if (taint == null || taint.key() == null || taint.key().isBlank()) {
+                errors.add(new FieldViolation(prefix + "taints[" + i + "].key", "is required"));
             }
-            if (!List.of("NoSchedule", "PreferNoSchedule", "NoExecute").contains(taint.effect())) {
-                errors.add(new FieldViolation("taints[" + i + "].effect", "must be NoSchedule, PreferNoSchedule or NoExecute"));
+            if (taint == null || !TAINT_EFFECTS.contains(taint.effect())) {
+                errors.add(new FieldViolation(prefix + "taints[" + i + "].effect", "must be NoSchedule, PreferNoSchedule or NoExecute"));
             }
         }
         return errors;
     }
 
-    /** Groups of GPU indices must be disjoint and lie within 0..gpus-1. */
+    /** Groups of GPU indices must be disjoint, non-empty and lie within 0..gpus-1. */
     private static void checkPartition(List<FieldViolation> errors, String field, List<List<Integer>> groups, int gpus) {
-        if (groups == null) {
-            return;
-        }
         Set<Integer> seen = new HashSet<>();
         for (int g = 0; g < groups.size(); g++) {
-            for (Integer gpu : groups.get(g)) {
+            List<Integer> group = groups.get(g);
+            if (group == null || group.isEmpty()) {
+                errors.add(new FieldViolation(field + "[" + g + "]", "must name at least one GPU"));
+                continue;
+            }
+            for (Integer gpu : group) {
                 if (gpu == null || gpu < 0 || gpu >= gpus) {
                     errors.add(new FieldViolation(field + "[" + g + "]", "GPU index " + gpu + " is not on this node (0.." + (gpus - 1) + ")"));
                 } else if (!seen.add(gpu)) {

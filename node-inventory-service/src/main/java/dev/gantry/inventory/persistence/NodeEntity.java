@@ -2,6 +2,8 @@ package dev.gantry.inventory.persistence;
 
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.inventory.domain.NodeSource;
+import dev.gantry.inventory.domain.NodeState;
 import io.quarkus.hibernate.reactive.panache.PanacheEntityBase;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
@@ -12,8 +14,9 @@ import jakarta.persistence.Table;
 import java.time.Instant;
 
 /**
- * A node as stored: the fields placement filters on are columns; the GPU topology, labels and
- * taints, always read whole, are one JSON document.
+ * A node as stored: what its source describes (one JSON document, always read whole), and beside
+ * it the inventory's own state (source, cordon, health, last heartbeat) and the columns the read
+ * API filters on ({@code gpu_model}, {@code leaf}, effective {@code schedulable}).
  */
 @Entity
 @Table(name = "node")
@@ -28,8 +31,16 @@ public class NodeEntity extends PanacheEntityBase {
     @Column(nullable = false)
     public int gpus;
 
+    /** Effective: the source says schedulable and the node is not cordoned. */
     @Column(nullable = false)
     public boolean schedulable;
+
+    @Column(nullable = false)
+    public boolean cordoned;
+
+    @Enumerated(EnumType.STRING)
+    @Column(nullable = false)
+    public NodeSource source;
 
     @Enumerated(EnumType.STRING)
     @Column(nullable = false)
@@ -38,24 +49,37 @@ public class NodeEntity extends PanacheEntityBase {
     @Column(name = "last_heartbeat")
     public Instant lastHeartbeat;
 
-    /** The whole {@link NodeInfo} as JSON. */
+    public String leaf;
+
+    /** The node as its source describes it ({@link NodeInfo} as JSON; cordon, health and heartbeat are the columns). */
     @Column(nullable = false, columnDefinition = "text")
     public String description;
 
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 
-    public void apply(NodeInfo node) {
-        name = node.name();
-        gpuModel = node.gpuModel();
-        gpus = node.gpus();
-        schedulable = node.schedulable();
-        health = node.health();
-        description = EventCodec.toJson(node);
+    /** Stores {@code described} with the inventory's own state. */
+    public void apply(NodeInfo described, NodeSource newSource, boolean newCordoned, NodeInfo.Health newHealth, Instant heartbeat) {
+        NodeInfo stored = described.withSchedulable(described.schedulable(), false).withHealth(NodeInfo.Health.UNKNOWN, null);
+        name = described.name();
+        gpuModel = described.gpuModel();
+        gpus = described.gpus();
+        leaf = described.topology().leaf();
+        source = newSource;
+        cordoned = newCordoned;
+        health = newHealth;
+        lastHeartbeat = heartbeat;
+        schedulable = described.schedulable() && !newCordoned;
+        description = EventCodec.toJson(stored);
         updatedAt = Instant.now();
     }
 
-    public NodeInfo toInfo() {
+    public NodeInfo described() {
         return EventCodec.fromJson(description, NodeInfo.class);
+    }
+
+    /** The node as the inventory shows it. */
+    public NodeInfo toInfo() {
+        return NodeState.effective(described(), cordoned, health, lastHeartbeat);
     }
 }

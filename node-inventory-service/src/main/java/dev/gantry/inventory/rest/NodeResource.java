@@ -1,53 +1,46 @@
 package dev.gantry.inventory.rest;
 
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.inventory.NodeRegistry;
+import dev.gantry.inventory.domain.NodeSource;
+import dev.gantry.kit.problem.InvalidRequestException;
+import io.quarkus.resteasy.reactive.jackson.CustomDeserialization;
 import io.smallrye.mutiny.Uni;
 import jakarta.validation.Valid;
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
-import jakarta.validation.constraints.PositiveOrZero;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 
-/** The agent API: a node registers or updates itself by name; anyone may read the inventory. */
+/**
+ * The agent API (a node registers, updates and heartbeats by name), the operator's cordon and
+ * removal, and the read API. Node names are DNS names, so they never hold a colon: {@code :cordon}
+ * is told apart by a path regex.
+ */
 @Path("/v1/nodes")
 @Produces(MediaType.APPLICATION_JSON)
 public class NodeResource {
 
-    /** Body of {@code PUT /v1/nodes/{name}}, the node of the scenario format; omitted fields take its defaults. */
-    public record NodeRequest(
-            String gpuModel,
-            @Min(0) @Max(64) int gpus,
-            List<List<Integer>> nvlinkIslands,
-            List<List<Integer>> numaNodes,
-            Boolean gpuSharing,
-            @PositiveOrZero long cpuMillis,
-            @PositiveOrZero long memoryMiB,
-            NodeInfo.Topology topology,
-            String ibFabric,
-            Map<String, String> labels,
-            List<NodeInfo.Taint> taints,
-            Boolean schedulable) {
+    static final int MAX_LIMIT = 500;
 
-        NodeInfo toInfo(String name) {
-            return new NodeInfo(name, gpuModel, gpus,
-                    nvlinkIslands != null ? nvlinkIslands : List.of(),
-                    numaNodes != null ? numaNodes : List.of(),
-                    Boolean.TRUE.equals(gpuSharing), cpuMillis, memoryMiB,
-                    topology != null ? topology : new NodeInfo.Topology(null, null, null),
-                    ibFabric, labels != null ? labels : Map.of(), taints != null ? taints : List.of(),
-                    schedulable == null || schedulable, NodeInfo.Health.READY);
-        }
+    /** One page of {@code GET /v1/nodes}; pass {@code nextCursor} as {@code cursor} for the next (null: last page). */
+    public record NodePage(List<NodeInfo> items, String nextCursor) {
     }
 
     private final NodeRegistry registry;
@@ -59,18 +52,93 @@ public class NodeResource {
     @PUT
     @Path("/{name}")
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<NodeInfo> put(@PathParam("name") String name, @Valid @NotNull NodeRequest request) {
-        return registry.upsert(request.toInfo(name));
+    @CustomDeserialization(StrictJson.class)
+    public Uni<NodeInfo> put(@PathParam("name") String name, @Valid @NotNull NodeSpec request) {
+        List<FieldViolation> errors = new ArrayList<>();
+        NodeInfo described = request.describe(name, "", NodeInfo.Health.READY, Instant.now(), errors);
+        if (!errors.isEmpty()) {
+            throw InvalidRequestException.unprocessable(errors);
+        }
+        return registry.upsert(described, NodeSource.AGENT);
+    }
+
+    @POST
+    @Path("/{name}/heartbeat")
+    public Uni<NodeInfo> heartbeat(@PathParam("name") String name) {
+        return registry.heartbeat(name, Instant.now()).onItem().ifNull().failWith(() -> notFound(name));
+    }
+
+    @POST
+    @Path("/{name: [^/:]+}:cordon")
+    public Uni<NodeInfo> cordon(@PathParam("name") String name) {
+        return registry.cordon(name, true).onItem().ifNull().failWith(() -> notFound(name));
+    }
+
+    @POST
+    @Path("/{name: [^/:]+}:uncordon")
+    public Uni<NodeInfo> uncordon(@PathParam("name") String name) {
+        return registry.cordon(name, false).onItem().ifNull().failWith(() -> notFound(name));
+    }
+
+    @DELETE
+    @Path("/{name}")
+    public Uni<Response> delete(@PathParam("name") String name) {
+        return registry.remove(name, null).map(removed -> {
+            if (!removed) {
+                throw notFound(name);
+            }
+            return Response.noContent().build();
+        });
     }
 
     @GET
     @Path("/{name}")
     public Uni<NodeInfo> get(@PathParam("name") String name) {
-        return registry.find(name).onItem().ifNull().failWith(() -> new NotFoundException("no node named " + name));
+        return registry.find(name).onItem().ifNull().failWith(() -> notFound(name));
     }
 
+    /** Nodes in name order, filtered by GPU model, leaf and effective schedulability; paged by {@code limit} and {@code cursor}. */
     @GET
-    public Uni<List<NodeInfo>> list() {
-        return registry.all();
+    public Uni<NodePage> list(@QueryParam("model") String model, @QueryParam("leaf") String leaf,
+            @QueryParam("schedulable") String schedulable, @QueryParam("limit") @DefaultValue("100") int limit,
+            @QueryParam("cursor") String cursor) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw InvalidRequestException.badRequest("limit", "must be 1.." + MAX_LIMIT);
+        }
+        Boolean wantSchedulable = null;
+        if (schedulable != null) {
+            if (!schedulable.equals("true") && !schedulable.equals("false")) {
+                throw InvalidRequestException.badRequest("schedulable", "must be true or false");
+            }
+            wantSchedulable = Boolean.valueOf(schedulable);
+        }
+        String after = cursor == null ? null : decodeCursor(cursor);
+        return registry.list(new NodeRegistry.NodeQuery(model, leaf, wantSchedulable, after, limit)).map(nodes -> {
+            if (nodes.size() <= limit) {
+                return new NodePage(nodes, null);
+            }
+            List<NodeInfo> page = nodes.subList(0, limit);
+            return new NodePage(page, encodeCursor(page.getLast().name()));
+        });
+    }
+
+    static String encodeCursor(String lastName) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(("after:" + lastName).getBytes(StandardCharsets.UTF_8));
+    }
+
+    static String decodeCursor(String cursor) {
+        try {
+            String text = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8);
+            if (text.startsWith("after:")) {
+                return text.substring("after:".length());
+            }
+        } catch (IllegalArgumentException e) {
+            // falls through to the error below
+        }
+        throw InvalidRequestException.badRequest("cursor", "is not a cursor this API returned");
+    }
+
+    private static NotFoundException notFound(String name) {
+        return new NotFoundException("no node named " + name);
     }
 }
