@@ -1,0 +1,193 @@
+package dev.gantry.quota.domain;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * May this job enter this queue? A fixed list of rules, each returning a typed {@link Rejection}
+ * or nothing; the first rejection is the answer. No rule throws: a rejection is an answer.
+ */
+public final class AdmissionPolicy {
+
+    /** The job as admission sees it. {@code gpuModel} and {@code priorityClass} may be null. */
+    public record Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
+            String priorityClass) {
+        public Request {
+            teams = teams == null ? List.of() : List.copyOf(teams);
+        }
+    }
+
+    /**
+     * What the rules need to know.
+     *
+     * @param runningGpusByQueue       GPUs allocated per queue (own, not subtree)
+     * @param pendingJobsOfUserByQueue the requesting user's pending jobs per queue
+     */
+    public record Context(QueueTree tree, Map<String, PriorityClassSpec> priorityClasses, Optional<UserLimits> userLimits,
+            Map<String, Long> runningGpusByQueue, Map<String, Long> pendingJobsOfUserByQueue) {
+    }
+
+    public sealed interface Decision {
+    }
+
+    /** Admitted; the resolved priority class (the default when none was named), if any. */
+    public record Allowed(PriorityClassSpec priorityClass) implements Decision {
+    }
+
+    public record Rejected(Rejection rejection) implements Decision {
+    }
+
+    @FunctionalInterface
+    interface Rule {
+        Optional<Rejection> check(Request request, Context context);
+    }
+
+    private static final List<Rule> RULES = List.of(
+            AdmissionPolicy::queueExists,
+            AdmissionPolicy::leafQueue,
+            AdmissionPolicy::queueOpen,
+            AdmissionPolicy::member,
+            AdmissionPolicy::priorityClassKnown,
+            AdmissionPolicy::jobLimit,
+            AdmissionPolicy::queueCapability,
+            AdmissionPolicy::teamLimit,
+            AdmissionPolicy::pendingJobs);
+
+    private AdmissionPolicy() {
+    }
+
+    public static Decision check(Request request, Context context) {
+        for (Rule rule : RULES) {
+            Optional<Rejection> rejection = rule.check(request, context);
+            if (rejection.isPresent()) {
+                return new Rejected(rejection.get());
+            }
+        }
+        return new Allowed(resolvePriorityClass(request, context).orElse(null));
+    }
+
+    private static Optional<PriorityClassSpec> resolvePriorityClass(Request request, Context context) {
+        if (request.priorityClass() != null) {
+            return Optional.ofNullable(context.priorityClasses().get(request.priorityClass()));
+        }
+        return context.priorityClasses().values().stream().filter(PriorityClassSpec::globalDefault).findFirst();
+    }
+
+    static Optional<Rejection> queueExists(Request request, Context context) {
+        return context.tree().get(request.queue()).isPresent()
+                ? Optional.empty()
+                : Optional.of(new Rejection.QueueNotFound(request.queue()));
+    }
+
+    static Optional<Rejection> leafQueue(Request request, Context context) {
+        List<QueueSpec> children = context.tree().children(request.queue());
+        return children.isEmpty()
+                ? Optional.empty()
+                : Optional.of(new Rejection.NotLeafQueue(request.queue(), children.stream().map(QueueSpec::name).toList()));
+    }
+
+    static Optional<Rejection> queueOpen(Request request, Context context) {
+        return context.tree().pathToRoot(request.queue()).stream()
+                .filter(q -> q.state() == QueueSpec.QueueState.CLOSED)
+                .findFirst()
+                .map(closed -> new Rejection.QueueClosed(request.queue(), closed.name()));
+    }
+
+    /** The nearest queue on the path to the root that lists members decides; none: open to all. */
+    static Optional<Rejection> member(Request request, Context context) {
+        for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
+            if (q.members().isEmpty()) {
+                continue;
+            }
+            boolean member = q.members().users().contains(request.user())
+                    || request.teams().stream().anyMatch(q.members().teams()::contains);
+            return member ? Optional.empty()
+                    : Optional.of(new Rejection.NotMember(request.user(), request.teams(), request.queue(), q.name()));
+        }
+        return Optional.empty();
+    }
+
+    static Optional<Rejection> priorityClassKnown(Request request, Context context) {
+        return request.priorityClass() == null || context.priorityClasses().containsKey(request.priorityClass())
+                ? Optional.empty()
+                : Optional.of(new Rejection.UnknownPriorityClass(request.priorityClass()));
+    }
+
+    static Optional<Rejection> jobLimit(Request request, Context context) {
+        List<Rejection> candidates = new ArrayList<>();
+        context.userLimits().filter(l -> l.maxGpusPerJob() != null && request.gpus() > l.maxGpusPerJob())
+                .ifPresent(l -> candidates.add(new Rejection.ExceedsJobLimit(request.gpus(), l.maxGpusPerJob(),
+                        "the limit of user '" + request.user() + "'")));
+        for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
+            Integer max = q.limits().maxGpusPerJob();
+            if (max != null && request.gpus() > max) {
+                candidates.add(new Rejection.ExceedsJobLimit(request.gpus(), max, "queue '" + q.name() + "'"));
+            }
+        }
+        return candidates.stream().findFirst();
+    }
+
+    static Optional<Rejection> queueCapability(Request request, Context context) {
+        for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
+            ResourceLimits cap = q.capability();
+            if (cap.gpus() != null && request.gpus() > cap.gpus()) {
+                return Optional.of(new Rejection.ExceedsQueueCapability(q.name(), "GPUs", request.gpus(), cap.gpus()));
+            }
+            if (request.gpuModel() != null && cap.gpusByModel().containsKey(request.gpuModel())
+                    && request.gpus() > cap.gpusByModel().get(request.gpuModel())) {
+                return Optional.of(new Rejection.ExceedsQueueCapability(q.name(), request.gpuModel() + " GPUs", request.gpus(),
+                        cap.gpusByModel().get(request.gpuModel())));
+            }
+            if (cap.cpuMillis() != null && request.cpuMillis() > cap.cpuMillis()) {
+                return Optional.of(new Rejection.ExceedsQueueCapability(q.name(), "CPU millicores", request.cpuMillis(), cap.cpuMillis()));
+            }
+            if (cap.memoryMiB() != null && request.memoryMiB() > cap.memoryMiB()) {
+                return Optional.of(new Rejection.ExceedsQueueCapability(q.name(), "MiB of memory", request.memoryMiB(), cap.memoryMiB()));
+            }
+        }
+        return Optional.empty();
+    }
+
+    static Optional<Rejection> teamLimit(Request request, Context context) {
+        for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
+            Integer max = q.limits().maxRunningGpus();
+            if (max == null) {
+                continue;
+            }
+            long running = sum(context.runningGpusByQueue(), context.tree().subtree(q.name()));
+            if (running + request.gpus() > max) {
+                return Optional.of(new Rejection.ExceedsTeamLimit(q.name(), running, request.gpus(), max));
+            }
+        }
+        return Optional.empty();
+    }
+
+    static Optional<Rejection> pendingJobs(Request request, Context context) {
+        Optional<UserLimits> user = context.userLimits().filter(l -> l.maxPendingJobs() != null);
+        if (user.isPresent()) {
+            long pending = context.pendingJobsOfUserByQueue().values().stream().mapToLong(Long::longValue).sum();
+            if (pending >= user.get().maxPendingJobs()) {
+                return Optional.of(new Rejection.TooManyPendingJobs(request.user(), pending, user.get().maxPendingJobs(),
+                        "the limit of user '" + request.user() + "'"));
+            }
+        }
+        for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
+            Integer max = q.limits().maxPendingJobsPerUser();
+            if (max == null) {
+                continue;
+            }
+            long pending = sum(context.pendingJobsOfUserByQueue(), context.tree().subtree(q.name()));
+            if (pending >= max) {
+                return Optional.of(new Rejection.TooManyPendingJobs(request.user(), pending, max, "queue '" + q.name() + "'"));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static long sum(Map<String, Long> byQueue, Set<String> queues) {
+        return queues.stream().mapToLong(q -> byQueue.getOrDefault(q, 0L)).sum();
+    }
+}
