@@ -44,6 +44,9 @@ public final class GangPacker {
     private final List<Node> nodes;
     private final Map<Signature, int[]> eligible = new HashMap<>();
     private final Map<DomainKey, List<int[]>> domains = new HashMap<>();
+    private final Map<List<Object>, List<Integer>> rankings = new HashMap<>();
+    /** Nodes kept in a shared one-pod ranking. */
+    private static final int RANKING_SIZE = 24;
 
     public GangPacker(List<Node> nodes) {
         this.nodes = nodes;
@@ -160,8 +163,41 @@ public final class GangPacker {
      * the biggest pod. The solver's options are these, taken on several cluster states.
      */
     public List<GangFit> candidates(ClusterState st, PendingJob job, List<Replica> reps, int k) {
+        return candidates(st, job, reps, k, -1);
+    }
+
+    /**
+     * As {@link #candidates(ClusterState, PendingJob, List, int)}; with {@code rotation >= 0} a
+     * one-pod job takes the best node plus others from a ranking shared by every job of the same
+     * shape (computed once per state), rotated so that similar jobs get different nodes. Only
+     * for a state that does not change between calls.
+     */
+    public List<GangFit> candidates(ClusterState st, PendingJob job, List<Replica> reps, int k, int rotation) {
         List<GangFit> out = new ArrayList<>();
         if (k <= 0 || reps.isEmpty()) {
+            return out;
+        }
+        if (rotation >= 0 && reps.size() == 1) {
+            Replica r = reps.getFirst();
+            int[] eligibleNodes = eligibleNodes(job);
+            List<Integer> ranking = rankings.computeIfAbsent(
+                    List.of(System.identityHashCode(st), System.identityHashCode(eligibleNodes), r.gpus(), String.valueOf(r.milli()),
+                            r.topology(), r.cpuMillis(), r.memoryMiB()),
+                    key -> bestNodes(st, r, eligibleNodes, RANKING_SIZE));
+            if (ranking.isEmpty()) {
+                return out;
+            }
+            List<Integer> picks = new ArrayList<>(List.of(ranking.getFirst()));
+            int others = ranking.size() - 1;
+            for (int i = 0; i < k - 1 && i < others; i++) {
+                picks.add(ranking.get(1 + Math.floorMod(rotation * (k - 1) + i, others)));
+            }
+            for (int n : picks) {
+                GangFit fit = single(st, r, n);
+                if (fit != null) {
+                    out.add(fit);
+                }
+            }
             return out;
         }
         NetworkLevel req = job.network().required();

@@ -36,7 +36,7 @@ public final class ReasonAnalyzer {
     private final ClusterState st;
     private final QueueLedger ledger;
     private final GangPacker packer;
-    private Map<Integer, List<RunningJob>> runningByNode;
+    private Map<Integer, List<TaskOnNode>> runningByNode;
     /** Jobs with the same requirements and shape get the same answer: thousands of unplaced jobs share a few. */
     private final Map<List<Object>, Reason> cache = new HashMap<>();
     private final Map<List<int[]>, int[]> bestDomains = new java.util.IdentityHashMap<>();
@@ -221,30 +221,30 @@ public final class ReasonAnalyzer {
         if (runningByNode == null) {
             runningByNode = new HashMap<>();
             for (RunningJob r : sc.running()) {
+                if (!r.preemptible()) {
+                    continue;
+                }
                 for (RunningTask t : r.tasks()) {
-                    List<RunningJob> l = runningByNode.computeIfAbsent(st.indexOf(t.node()), k -> new ArrayList<>());
-                    if (!l.contains(r)) {
-                        l.add(r);
-                    }
+                    runningByNode.computeIfAbsent(st.indexOf(t.node()), k -> new ArrayList<>()).add(new TaskOnNode(r, t.gpuMilliTotal()));
                 }
             }
         }
         long sum = 0;
         for (int i : domain) {
-            for (RunningJob r : runningByNode.getOrDefault(i, List.of())) {
+            for (TaskOnNode t : runningByNode.getOrDefault(i, List.of())) {
+                RunningJob r = t.job();
                 boolean lower = r.queue().equals(job.queue()) && r.priority() < job.priority();
                 Queue q = ledger.queue(r.queue());
                 boolean borrowed = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > q.guaranteeGpus() * 1000L;
-                if (r.preemptible() && (lower || borrowed)) {
-                    for (RunningTask t : r.tasks()) {
-                        if (st.indexOf(t.node()) == i) {
-                            sum += t.gpuMilliTotal();
-                        }
-                    }
+                if (lower || borrowed) {
+                    sum += t.milli();
                 }
             }
         }
         return sum;
+    }
+
+    private record TaskOnNode(RunningJob job, long milli) {
     }
 
     static String scope(NetworkLevel level, boolean ib) {

@@ -31,6 +31,8 @@ public final class TimefoldPlanner implements Planner {
     /** Options per cluster state for a pending gang and for a migration (see {@link OptionGenerator}). */
     static final int PENDING_OPTIONS_PER_STATE = 3;
     static final int MIGRATION_OPTIONS_PER_STATE = 2;
+    /** The solver always gets at least this long. */
+    static final Duration MIN_SOLVE = Duration.ofMillis(50);
     /** Extra time for the first solve of a JVM (see {@link #plan}). */
     static final Duration COLD_START_ALLOWANCE = Duration.ofMillis(700);
     private static final java.util.concurrent.atomic.AtomicBoolean COLD = new java.util.concurrent.atomic.AtomicBoolean(true);
@@ -57,10 +59,12 @@ public final class TimefoldPlanner implements Planner {
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));
-        Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start);
-        Duration floor = profile.spentLimit().dividedBy(2);
-        if (left.compareTo(floor) < 0) {
-            left = floor; // building the model must not eat the whole window
+        // the deadline covers the whole call: keep time to turn the solution into a checked plan
+        Duration reserve = Duration.ofMillis(Math.min(profile.spentLimit().toMillis() / 4,
+                20 + model.solution().getAssignments().size() / 25));
+        Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start).minus(reserve);
+        if (left.compareTo(MIN_SOLVE) < 0) {
+            left = MIN_SOLVE; // past the deadline already: a short look still beats none
         }
         if (COLD.getAndSet(false)) {
             // the first solve in a JVM pays Timefold's bootstrap (class loading, stream compilation);

@@ -107,7 +107,10 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
     private EvictAndPlaceMove build(RandomGenerator random) {
         GangAssignment target;
         if (!wanting.isEmpty()) {
-            target = wanting.get(random.nextInt(wanting.size()));
+            // tournament of two: valuable gangs (priority-weighted GPUs) are tried more often
+            GangAssignment a = wanting.get(random.nextInt(wanting.size()));
+            GangAssignment b = wanting.get(random.nextInt(wanting.size()));
+            target = a.gpuWeight() * a.gpuMilli() >= b.gpuWeight() * b.gpuMilli() ? a : b;
         } else {
             target = entities.get(random.nextInt(entities.size()));
         }

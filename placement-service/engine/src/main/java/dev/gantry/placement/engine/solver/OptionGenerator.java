@@ -46,11 +46,13 @@ public final class OptionGenerator {
     private final Scenario sc;
     private final GreedyPlanner.Result greedy;
     private final GangPacker packer;
+    private final ClusterState emptyState;
     private final ClusterState pinnedState;
     private final NodeCapacity[] capacities;
-    private final Map<Long, GpuSlot> slots = new HashMap<>();
+    private final GpuSlot[][] slots;
     private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
     private int nextOptionId;
+    private int pendingIndex;
 
     public OptionGenerator(Scenario sc, GreedyPlanner.Result greedy, int pendingPerState, int migrationsPerState) {
         this.sc = sc;
@@ -58,10 +60,12 @@ public final class OptionGenerator {
         this.pendingPerState = pendingPerState;
         this.migrationsPerState = migrationsPerState;
         this.packer = new GangPacker(sc.nodes());
-        this.pinnedState = new ClusterState(sc);
+        this.emptyState = new ClusterState(sc);
+        this.pinnedState = emptyState.copy();
         sc.running().stream().filter(RunningJob::pinned).forEach(pinnedState::occupy);
         pinnedState.preferFreeIn(greedy.state());
         capacities = new NodeCapacity[sc.nodes().size()];
+        slots = new GpuSlot[sc.nodes().size()][];
         for (int i = 0; i < capacities.length; i++) {
             Node n = sc.nodes().get(i);
             long total = 1000L * n.gpus();
@@ -103,10 +107,11 @@ public final class OptionGenerator {
         if (greedyFit != null) {
             seed = add(options, seen, option(PlacementOption.Kind.PLACE, greedyFit.tasks(), job.network()));
         }
-        for (GangPacker.GangFit fit : packer.candidates(greedy.state(), job, reps, pendingPerState)) {
+        int rotation = pendingIndex++;
+        for (GangPacker.GangFit fit : packer.candidates(greedy.state(), job, reps, pendingPerState, rotation)) {
             add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
         }
-        for (GangPacker.GangFit fit : packer.candidates(victimState(job), job, reps, pendingPerState)) {
+        for (GangPacker.GangFit fit : packer.candidates(victimState(job), job, reps, pendingPerState, rotation)) {
             add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
         }
         long waited = Math.max(0, sc.nowSeconds() - job.submittedAtSeconds());
@@ -127,7 +132,7 @@ public final class OptionGenerator {
     private ClusterState victimState(PendingJob job) {
         return victimStates.computeIfAbsent(List.of(job.queue(), job.priority()), k -> {
             QueueLedger ledger = greedy.ledger();
-            ClusterState st = new ClusterState(sc);
+            ClusterState st = emptyState.copy();
             for (RunningJob r : sc.running()) {
                 boolean sameQueueLower = r.queue().equals(job.queue()) && r.priority() < job.priority();
                 Queue q = ledger.queue(r.queue());
@@ -235,8 +240,14 @@ public final class OptionGenerator {
     }
 
     private GpuSlot slot(int node, int gpu) {
-        return slots.computeIfAbsent(((long) node << 6) | gpu,
-                k -> new GpuSlot(node, gpu, sc.nodes().get(node).name(), pinnedState.sharedMilli(node, gpu)));
+        // one canonical slot object per GPU: the move factory indexes them by identity
+        if (slots[node] == null) {
+            slots[node] = new GpuSlot[sc.nodes().get(node).gpus()];
+        }
+        if (slots[node][gpu] == null) {
+            slots[node][gpu] = new GpuSlot(node, gpu, sc.nodes().get(node).name(), pinnedState.sharedMilli(node, gpu));
+        }
+        return slots[node][gpu];
     }
 
     /** Queue facts: before/pinned totals (leaf and subtree), limits, and a weighted fair share of the cluster. */
