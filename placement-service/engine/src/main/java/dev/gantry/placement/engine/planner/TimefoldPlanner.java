@@ -31,6 +31,8 @@ public final class TimefoldPlanner implements Planner {
     /** Options per cluster state for a pending gang and for a migration (see {@link OptionGenerator}). */
     static final int PENDING_OPTIONS_PER_STATE = 3;
     static final int MIGRATION_OPTIONS_PER_STATE = 2;
+    /** Measured start-up of a solve per entity (score session), in microseconds. */
+    static final long STARTUP_MICROS_PER_ENTITY = 60;
     /** The solver always gets at least this long. */
     static final Duration MIN_SOLVE = Duration.ofMillis(50);
     /** Extra time for the first solve of a JVM (see {@link #plan}). */
@@ -63,10 +65,19 @@ public final class TimefoldPlanner implements Planner {
         Duration reserve = Duration.ofMillis(Math.min(profile.spentLimit().toMillis() / 4,
                 20 + model.solution().getAssignments().size() / 25));
         Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start).minus(reserve);
-        if (left.compareTo(MIN_SOLVE) < 0) {
-            left = MIN_SOLVE; // past the deadline already: a short look still beats none
+        // the solver spends about this before its first step (score session over every option)
+        Duration startup = Duration.ofMillis(20 + model.solution().getAssignments().size() * STARTUP_MICROS_PER_ENTITY / 1000);
+        boolean cold = COLD.getAndSet(false);
+        if (!cold && left.compareTo(startup.plus(MIN_SOLVE)) < 0) {
+            // too little of the window is left to improve anything: greedy's plan, now, beats a late one
+            meta.put("fallback", "no time left for the solver (" + Math.max(0, left.toMillis()) + " ms, needs about "
+                    + startup.plus(MIN_SOLVE).toMillis() + " ms), greedy plan returned");
+            return finish(GreedyPlanner.explained(sc, greedy), start, meta);
         }
-        if (COLD.getAndSet(false)) {
+        if (left.compareTo(MIN_SOLVE) < 0) {
+            left = MIN_SOLVE;
+        }
+        if (cold) {
             // the first solve in a JVM pays Timefold's bootstrap (class loading, stream compilation);
             // without this allowance a cold CLI run would hit its deadline before the first step
             left = left.plus(COLD_START_ALLOWANCE);

@@ -150,11 +150,12 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     Constraint unjustifiedPreemption(ConstraintFactory f) {
         return f.forEachIncludingUnassigned(GangAssignment.class)
                 .filter(GangAssignment::preempted)
-                .ifNotExists(GangAssignment.class,
+                // indexed joiners: only placed pending gangs of the victim's queue with a higher priority are looked at
+                .ifNotExists(f.forEach(GangAssignment.class).filter(GangAssignment::pending),
                         Joiners.equal(GangAssignment::queue),
-                        Joiners.filtering((v, p) -> p.pending() && p.priority() > v.priority()))
-                .ifNotExists(GangAssignment.class,
-                        Joiners.filtering((v, p) -> v.queueFacts().reclaimEligible() && p.pending() && !p.queue().equals(v.queue())))
+                        Joiners.lessThan(GangAssignment::priority))
+                .ifNotExists(f.forEach(GangAssignment.class).filter(GangAssignment::pending),
+                        Joiners.filtering((v, p) -> v.queueFacts().reclaimEligible() && !p.queue().equals(v.queue())))
                 .penalize(HardMediumSoftScore.ONE_HARD)
                 .justifyWith((v, score) -> new UnjustifiedPreemptionJustification(v.getJob(), v.queue(), v.priority(),
                         v.getJob() + " evicted with no higher-priority job of queue " + v.queue() + " placed and no reclaim"))

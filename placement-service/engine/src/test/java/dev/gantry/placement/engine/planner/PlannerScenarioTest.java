@@ -24,8 +24,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class PlannerScenarioTest {
     static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable");
 
+    /** Fast profile, but a deadline a loaded CI machine cannot miss; small windows stop early on the stall limit. */
+    static final SolverProfile TEST = SolverProfile.FAST.withTimeLimit(java.time.Duration.ofSeconds(3));
+
     private static Plan plan(String planner, Scenario sc) {
-        return Planners.byName(planner).plan(sc, SolverProfile.FAST);
+        return Planners.byName(planner).plan(sc, TEST);
     }
 
     private static Placement placement(Plan p, String job) {
