@@ -1,5 +1,12 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.packing.ClusterState;
+import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.Replica;
+import dev.gantry.placement.engine.packing.QueueLedger;
+import dev.gantry.placement.engine.packing.ReasonAnalyzer;
+import dev.gantry.placement.engine.packing.PlanAssembler;
+
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;

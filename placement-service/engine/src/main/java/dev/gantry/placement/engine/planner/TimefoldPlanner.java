@@ -1,5 +1,7 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.packing.GreedyPass;
+
 import ai.timefold.solver.core.api.solver.Solver;
 import ai.timefold.solver.core.api.solver.SolverFactory;
 import dev.gantry.placement.engine.domain.Plan;
@@ -48,7 +50,7 @@ public final class TimefoldPlanner implements Planner {
     public Plan plan(Scenario sc, SolverProfile profile) {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());
-        GreedyPlanner.Result greedy = new GreedyPlanner(false).run(sc);
+        GreedyPass.Result greedy = GreedyPass.run(sc, false);
         Map<String, String> meta = new LinkedHashMap<>();
         meta.put("planner", name());
         meta.put("profile", profile.name());
@@ -72,7 +74,7 @@ public final class TimefoldPlanner implements Planner {
             // too little of the window is left to improve anything: greedy's plan, now, beats a late one
             meta.put("fallback", "no time left for the solver (" + Math.max(0, left.toMillis()) + " ms, needs about "
                     + startup.plus(MIN_SOLVE).toMillis() + " ms), greedy plan returned");
-            return finish(GreedyPlanner.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, greedy), start, meta);
         }
         if (left.compareTo(MIN_SOLVE) < 0) {
             left = MIN_SOLVE;
@@ -107,7 +109,7 @@ public final class TimefoldPlanner implements Planner {
         if (fallback != null) {
             LOG.warn("{}: {}", sc.name(), fallback);
             meta.put("fallback", fallback);
-            return finish(GreedyPlanner.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, greedy), start, meta);
         }
         return finish(plan, start, meta);
     }

@@ -10,11 +10,11 @@ import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
-import dev.gantry.placement.engine.planner.ClusterState;
-import dev.gantry.placement.engine.planner.GangPacker;
-import dev.gantry.placement.engine.planner.GreedyPlanner;
-import dev.gantry.placement.engine.planner.QueueLedger;
-import dev.gantry.placement.engine.planner.Replica;
+import dev.gantry.placement.engine.packing.ClusterState;
+import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.GreedyPass;
+import dev.gantry.placement.engine.packing.QueueLedger;
+import dev.gantry.placement.engine.packing.Replica;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,7 +44,7 @@ public final class OptionGenerator {
     private final int migrationsPerState;
 
     private final Scenario sc;
-    private final GreedyPlanner.Result greedy;
+    private final GreedyPass.Result greedy;
     private final GangPacker packer;
     private final ClusterState emptyState;
     private final ClusterState pinnedState;
@@ -54,7 +54,7 @@ public final class OptionGenerator {
     private int nextOptionId;
     private int pendingIndex;
 
-    public OptionGenerator(Scenario sc, GreedyPlanner.Result greedy, int pendingPerState, int migrationsPerState) {
+    public OptionGenerator(Scenario sc, GreedyPass.Result greedy, int pendingPerState, int migrationsPerState) {
         this.sc = sc;
         this.greedy = greedy;
         this.pendingPerState = pendingPerState;

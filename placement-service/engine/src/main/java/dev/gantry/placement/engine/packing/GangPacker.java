@@ -1,4 +1,4 @@
-package dev.gantry.placement.engine.planner;
+package dev.gantry.placement.engine.packing;
 
 import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
@@ -117,7 +117,7 @@ public final class GangPacker {
     }
 
     /** GPUs of the {@code minAvailable} smallest pods: less than that free in a domain cannot work. */
-    static long minGangMilli(PendingJob job, List<Replica> reps) {
+    public static long minGangMilli(PendingJob job, List<Replica> reps) {
         long sum = 0;
         for (int i = reps.size() - 1, c = 0; i >= 0 && c < job.minAvailable(); i--, c++) {
             sum += reps.get(i).gpuMilli();

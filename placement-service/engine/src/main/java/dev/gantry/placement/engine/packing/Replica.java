@@ -1,4 +1,4 @@
-package dev.gantry.placement.engine.planner;
+package dev.gantry.placement.engine.packing;
 
 import dev.gantry.placement.engine.domain.GpuTopology;
 import dev.gantry.placement.engine.domain.PendingJob;

@@ -1,4 +1,4 @@
-package dev.gantry.placement.engine.planner;
+package dev.gantry.placement.engine.packing;
 
 import dev.gantry.placement.engine.domain.Queue;
 import dev.gantry.placement.engine.domain.RunningJob;
