@@ -59,6 +59,12 @@ public final class TimefoldPlanner implements Planner {
             return finish(greedy.plan(), start, meta);
         }
         // the greedy state must stay as greedy left it: the fallback explains from it
+        long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
+        if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {
+            // greedy alone used the window: building options would only make the answer late
+            meta.put("fallback", "no time left for the solver after the greedy seed, greedy plan returned");
+            return finish(GreedyPass.explained(sc, greedy), start, meta);
+        }
         PlacementModel model = new OptionGenerator(sc, greedy, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
@@ -68,7 +74,7 @@ public final class TimefoldPlanner implements Planner {
                 20 + model.solution().getAssignments().size() / 25));
         Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start).minus(reserve);
         // the solver spends about this before its first step (score session over every option)
-        Duration startup = Duration.ofMillis(20 + model.solution().getAssignments().size() * STARTUP_MICROS_PER_ENTITY / 1000);
+        Duration startup = startup(model.solution().getAssignments().size());
         boolean cold = COLD.getAndSet(false);
         if (!cold && left.compareTo(startup.plus(MIN_SOLVE)) < 0) {
             // too little of the window is left to improve anything: greedy's plan, now, beats a late one
@@ -112,6 +118,11 @@ public final class TimefoldPlanner implements Planner {
             return finish(GreedyPass.explained(sc, greedy), start, meta);
         }
         return finish(plan, start, meta);
+    }
+
+    /** About what a solve spends before its first step (the score session over every option). */
+    private static Duration startup(long entities) {
+        return Duration.ofMillis(20 + entities * STARTUP_MICROS_PER_ENTITY / 1000);
     }
 
     /** The stall limit, never shorter than the bootstrap share of the first step. */
