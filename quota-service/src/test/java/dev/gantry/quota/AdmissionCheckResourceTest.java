@@ -1,0 +1,123 @@
+package dev.gantry.quota;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.nullValue;
+import static org.hamcrest.Matchers.startsWith;
+
+import dev.gantry.testing.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import io.restassured.response.ValidatableResponse;
+import jakarta.inject.Inject;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** POST /v1/admission-checks: 200 with allowed true/false and a typed reason; 400 only for malformed questions. */
+@QuarkusTest
+class AdmissionCheckResourceTest {
+
+    @Inject
+    TestDatabase db;
+
+    @BeforeEach
+    void queues() {
+        put("/v1/queues/adm-org", "{\"members\": {\"teams\": [\"ml\"], \"users\": [\"root-admin\"]}, \"capability\": {\"gpus\": 64}}");
+        put("/v1/queues/adm-team", """
+                {"parent": "adm-org", "capability": {"gpus": 16, "cpuMillis": 128000, "gpusByModel": {"H100": 4}},
+                 "limits": {"maxRunningGpus": 10, "maxGpusPerJob": 8, "maxPendingJobsPerUser": 2}}""");
+        put("/v1/queues/adm-closed", "{\"parent\": \"adm-org\", \"state\": \"CLOSED\"}");
+        put("/v1/priority-classes/adm-prio", "{\"value\": 500, \"preemptionPolicy\": \"Never\"}");
+    }
+
+    private static void put(String path, String body) {
+        given().contentType(ContentType.JSON).body(body).when().put(path).then().statusCode(200);
+    }
+
+    private static ValidatableResponse check(String body) {
+        return given().contentType(ContentType.JSON).body(body).when().post("/v1/admission-checks").then();
+    }
+
+    private static String job(String user, String team, String queue, int gpus, String extra) {
+        return "{\"user\": \"" + user + "\", \"team\": \"" + team + "\", \"queue\": \"" + queue + "\", \"resources\": {\"gpus\": " + gpus
+                + ", \"cpuMillis\": 8000, \"memoryMiB\": 32000" + extra + "}}";
+    }
+
+    private static void rejected(String body, String reason, String message) {
+        check(body).statusCode(200).body("allowed", equalTo(false)).body("reason", equalTo(reason)).body("message", equalTo(message));
+    }
+
+    @Test
+    void aJobThatFitsIsAllowed() {
+        check(job("alice", "ml", "adm-team", 4, "")).statusCode(200)
+                .body("allowed", equalTo(true))
+                .body("reason", nullValue());
+        check("{\"user\": \"alice\", \"teams\": [\"other\", \"ml\"], \"queue\": \"adm-team\", \"priorityClass\": \"adm-prio\","
+                + " \"resources\": {\"gpus\": 2, \"gpuModel\": \"H100\"}}").statusCode(200)
+                .body("allowed", equalTo(true))
+                .body("priorityClass", equalTo("adm-prio"))
+                .body("priority", equalTo(500))
+                .body("preemptionPolicy", equalTo("Never"));
+        // members named as users pass without a team
+        check("{\"user\": \"root-admin\", \"queue\": \"adm-team\", \"resources\": {\"gpus\": 1}}").body("allowed", equalTo(true));
+    }
+
+    @Test
+    void everyRejectionIsAnAnswerWithATypedReason() {
+        rejected(job("alice", "ml", "adm-nowhere", 1, ""), "QueueNotFound", "there is no queue named 'adm-nowhere'");
+        rejected(job("alice", "ml", "adm-org", 1, ""), "NotLeafQueue", "jobs go to leaf queues; 'adm-org' has child queues adm-closed, adm-team");
+        rejected(job("alice", "ml", "adm-closed", 1, ""), "QueueClosed", "queue 'adm-closed' is closed and admits no new jobs");
+        rejected(job("mallory", "sales", "adm-team", 1, ""), "NotMember",
+                "user 'mallory' (teams sales) is not a member of queue 'adm-org', whose members may submit to 'adm-team'");
+        rejected("{\"user\": \"alice\", \"team\": \"ml\", \"queue\": \"adm-team\", \"priorityClass\": \"adm-urgent\", \"resources\": {\"gpus\": 1}}",
+                "UnknownPriorityClass", "there is no priority class named 'adm-urgent'");
+        rejected(job("alice", "ml", "adm-team", 9, ""), "ExceedsJobLimit",
+                "the job asks for 9 GPUs; queue 'adm-team' allows at most 8 GPUs per job");
+        rejected(job("alice", "ml", "adm-team", 6, ", \"gpuModel\": \"H100\""), "ExceedsQueueCapability",
+                "the job asks for 6 H100 GPUs but queue 'adm-team' may hold at most 4, so it could never run");
+        rejected("{\"user\": \"alice\", \"team\": \"ml\", \"queue\": \"adm-team\", \"resources\": {\"gpus\": 1, \"cpuMillis\": 200000}}",
+                "ExceedsQueueCapability", "the job asks for 200000 CPU millicores but queue 'adm-team' may hold at most 128000, so it could never run");
+    }
+
+    @Test
+    void userLimitsRunningGpusAndPendingJobsAreCounted() {
+        put("/v1/user-limits/adm-dave", "{\"maxGpusPerJob\": 2}");
+        rejected(job("adm-dave", "ml", "adm-team", 3, ""), "ExceedsJobLimit",
+                "the job asks for 3 GPUs; the limit of user 'adm-dave' allows at most 2 GPUs per job");
+
+        UUID running = UUID.randomUUID();
+        UUID pending1 = UUID.randomUUID();
+        UUID pending2 = UUID.randomUUID();
+        try {
+            db.execute("insert into allocation (job_id, queue, owner, gpus, cpu_millis, memory_mib, bound_at) values (?, 'adm-team', 'bob', 8, 0, 0, now())",
+                    running);
+            rejected(job("alice", "ml", "adm-team", 4, ""), "ExceedsTeamLimit",
+                    "queue 'adm-team' runs 8 GPUs and may run at most 10; the job's 4 GPUs would exceed that. Submit again when jobs finish");
+            check(job("alice", "ml", "adm-team", 2, "")).body("allowed", equalTo(true));
+
+            db.execute("insert into pending_job (job_id, queue, owner, gpus, cpu_millis, memory_mib, queued_at) values (?, 'adm-team', 'erin', 1, 0, 0, now())",
+                    pending1);
+            db.execute("insert into pending_job (job_id, queue, owner, gpus, cpu_millis, memory_mib, queued_at) values (?, 'adm-team', 'erin', 1, 0, 0, now())",
+                    pending2);
+            rejected(job("erin", "ml", "adm-team", 1, ""), "TooManyPendingJobs",
+                    "user 'erin' already has 2 pending jobs; queue 'adm-team' allows at most 2");
+            check(job("frank", "ml", "adm-team", 1, "")).body("allowed", equalTo(true));
+        } finally {
+            db.execute("delete from allocation where job_id in (?, ?, ?)", running, pending1, pending2);
+            db.execute("delete from pending_job where job_id in (?, ?, ?)", running, pending1, pending2);
+        }
+    }
+
+    @Test
+    void malformedQuestionsAreBadRequests() {
+        check("{\"queue\": \"adm-team\", \"resources\": {\"gpus\": 1}}").statusCode(400)
+                .contentType(startsWith("application/problem+json"))
+                .body("errors.field", hasItem("user"));
+        check("{\"user\": \"alice\", \"queue\": \"adm-team\"}").statusCode(400).body("errors.field", hasItem("resources"));
+        check("{\"user\": \"alice\", \"queue\": \"adm-team\", \"resources\": {\"gpus\": -1}}").statusCode(400)
+                .body("errors.field", hasItem("resources.gpus"));
+        check("{\"user\": \"alice\", \"queue\": ").statusCode(400).contentType(startsWith("application/problem+json"));
+    }
+}
