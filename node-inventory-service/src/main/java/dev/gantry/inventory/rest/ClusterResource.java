@@ -6,6 +6,8 @@ import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.NotFoundException;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -27,11 +29,19 @@ public class ClusterResource {
         this.registry = registry;
     }
 
-    /** Applies a cluster file (JSON, or YAML with a YAML content type); nodes it brought earlier and no longer lists are removed. */
+    /**
+     * {@code POST /v1/cluster:apply}: applies a cluster file (JSON, or YAML with a YAML content type);
+     * nodes it brought earlier and no longer lists are removed. Quarkus REST does not route a literal
+     * path segment holding a colon, so the segment is matched here.
+     */
     @POST
-    @Path("/cluster:apply")
+    @Path("/{action}")
     @Consumes({MediaType.APPLICATION_JSON, "application/yaml", "application/x-yaml", "text/yaml"})
-    public Uni<NodeRegistry.ApplyResult> apply(@HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+    public Uni<NodeRegistry.ApplyResult> apply(@PathParam("action") String action,
+            @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+        if (!action.equals("cluster:apply")) {
+            throw new NotFoundException("no such action: POST /v1/cluster:apply applies a cluster file");
+        }
         boolean yaml = contentType != null && contentType.toLowerCase().contains("yaml");
         return clusterFiles.apply(body, yaml);
     }

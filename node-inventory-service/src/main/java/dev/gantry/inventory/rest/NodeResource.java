@@ -30,8 +30,7 @@ import java.util.List;
 
 /**
  * The agent API (a node registers, updates and heartbeats by name), the operator's cordon and
- * removal, and the read API. Node names are DNS names, so they never hold a colon: {@code :cordon}
- * is told apart by a path regex.
+ * removal, and the read API.
  */
 @Path("/v1/nodes")
 @Produces(MediaType.APPLICATION_JSON)
@@ -68,16 +67,23 @@ public class NodeResource {
         return registry.heartbeat(name, Instant.now()).onItem().ifNull().failWith(() -> notFound(name));
     }
 
+    /**
+     * {@code POST /v1/nodes/{name}:cordon} and {@code :uncordon}. Quarkus REST does not match a template
+     * with a literal after a parameter in the same segment ({@code /{name}:cordon}) before the plain
+     * {@code /{name}}, so the segment is taken whole and split at its colon (names never hold one).
+     */
     @POST
-    @Path("/{name: [^/:]+}:cordon")
-    public Uni<NodeInfo> cordon(@PathParam("name") String name) {
-        return registry.cordon(name, true).onItem().ifNull().failWith(() -> notFound(name));
-    }
-
-    @POST
-    @Path("/{name: [^/:]+}:uncordon")
-    public Uni<NodeInfo> uncordon(@PathParam("name") String name) {
-        return registry.cordon(name, false).onItem().ifNull().failWith(() -> notFound(name));
+    @Path("/{nameAndAction}")
+    public Uni<NodeInfo> action(@PathParam("nameAndAction") String nameAndAction) {
+        int colon = nameAndAction.lastIndexOf(':');
+        String name = colon < 0 ? nameAndAction : nameAndAction.substring(0, colon);
+        String action = colon < 0 ? "" : nameAndAction.substring(colon + 1);
+        boolean cordoned = switch (action) {
+            case "cordon" -> true;
+            case "uncordon" -> false;
+            default -> throw new NotFoundException("no action '" + action + "' on nodes: POST /v1/nodes/{name}:cordon or :uncordon");
+        };
+        return registry.cordon(name, cordoned).onItem().ifNull().failWith(() -> notFound(name));
     }
 
     @DELETE

@@ -1,0 +1,101 @@
+package dev.gantry.inventory;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+
+import dev.gantry.inventory.kubernetes.KubernetesNodeMapperTest;
+import dev.gantry.testing.TestDatabase;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import io.quarkus.test.kubernetes.client.KubernetesTestServer;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The Kubernetes source against the fabric8 mock API server in CRUD mode: add, relabel, cordon, delete Nodes. */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+@TestProfile(KubernetesInformerTest.KubernetesEnabled.class)
+class KubernetesInformerTest {
+
+    public static class KubernetesEnabled implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("gantry.inventory.kubernetes.enabled", "true");
+        }
+    }
+
+    @KubernetesTestServer
+    KubernetesServer server;
+
+    @Inject
+    TestDatabase db;
+
+    @Test
+    void nodesFollowTheApiServer() {
+        KubernetesClient client = server.getClient();
+        client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-dgx-01")).create();
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+                .statusCode(200)
+                .body("gpuModel", equalTo("NVIDIA-A100-SXM4-80GB"))
+                .body("gpus", equalTo(8))
+                .body("topology.leaf", equalTo("lf1"))
+                .body("numaNodes.size()", equalTo(2))
+                .body("health", equalTo("READY"))
+                .body("schedulable", equalTo(true)));
+        assertThat(db.queryString("select source from node where name = 'k8s-dgx-01'")).isEqualTo("KUBERNETES");
+        long upserts = Nodes.events(db, "nodes.upserted", "k8s-dgx-01");
+        assertThat(upserts).isEqualTo(1);
+
+        client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editMetadata()
+                .addToLabels("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3")
+                .addToAnnotations("gantry.dev/leaf", "lf9").endMetadata().build());
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+                .body("gpuModel", equalTo("NVIDIA-H100-80GB-HBM3"))
+                .body("topology.leaf", equalTo("lf9")));
+
+        client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editSpec().withUnschedulable(true).endSpec().build());
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+                .body("schedulable", equalTo(false)));
+        given().when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasItem("k8s-dgx-01")));
+        assertThat(Nodes.events(db, "nodes.upserted", "k8s-dgx-01")).isEqualTo(upserts + 2);
+
+        // a status-only edit that maps to the same node is a no-op: no event
+        client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editMetadata()
+                .addToAnnotations("unrelated.example.com/touched", "yes").endMetadata().build());
+        client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-dgx-02")).create();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-02").then().statusCode(200));
+        assertThat(Nodes.events(db, "nodes.upserted", "k8s-dgx-01")).isEqualTo(upserts + 2);
+
+        client.nodes().withName("k8s-dgx-01").delete();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then().statusCode(404));
+        assertThat(Nodes.events(db, "nodes.removed", "k8s-dgx-01")).isEqualTo(1);
+    }
+
+    @Test
+    void aNodeWithABadAnnotationIsSkippedAndOthersStillFlow() {
+        KubernetesClient client = server.getClient();
+        Node bad = KubernetesNodeMapperTest.dgxA100("k8s-bad-01");
+        bad.getMetadata().getAnnotations().put("gantry.dev/nvlink-islands", "0-3;3-7");
+        client.nodes().resource(bad).create();
+        Node badCount = KubernetesNodeMapperTest.dgxA100("k8s-bad-02");
+        badCount.getMetadata().getLabels().put("nvidia.com/gpu.count", "99");
+        client.nodes().resource(badCount).create();
+        client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-good-01")).create();
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-good-01").then().statusCode(200));
+        given().when().get("/v1/nodes/k8s-bad-01").then().statusCode(404);
+        given().when().get("/v1/nodes/k8s-bad-02").then().statusCode(404);
+        assertThat(Nodes.events(db, "nodes.upserted", "k8s-bad-01")).isZero();
+    }
+}
