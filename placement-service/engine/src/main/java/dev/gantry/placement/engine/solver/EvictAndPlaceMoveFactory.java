@@ -61,7 +61,8 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
         };
     }
 
-    private void sync(PlacementSolution solution) {
+    /** Brings the GPU-holder index up to date with the solution (a pointer scan; see the class comment). */
+    void sync(PlacementSolution solution) {
         List<GangAssignment> current = solution.getAssignments();
         if (current != entities) {
             entities = current;
@@ -120,6 +121,20 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
         }
         // bias to the first (best-fit) options: the smaller of two draws
         PlacementOption chosen = opts.get(Math.min(random.nextInt(opts.size()), random.nextInt(opts.size())));
+        return moveFor(target, chosen);
+    }
+
+    /** Gangs that want a home (pending left out, preempted), as of the last {@link #sync}. */
+    List<GangAssignment> wanting() {
+        return wanting;
+    }
+
+    /**
+     * The move that gives {@code target} the option {@code chosen} and sends every gang in its
+     * way to its first clear option (or unplaces / preempts it); null when a gang in the way can
+     * neither move nor be preempted.
+     */
+    EvictAndPlaceMove moveFor(GangAssignment target, PlacementOption chosen) {
         if (chosen == target.getOption()) {
             return null;
         }
