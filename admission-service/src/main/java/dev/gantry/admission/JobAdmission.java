@@ -1,60 +1,211 @@
 package dev.gantry.admission;
 
+import dev.gantry.admission.domain.Caller;
 import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.JobState;
+import dev.gantry.admission.persistence.IdempotencyKey;
 import dev.gantry.admission.persistence.JobEntity;
+import dev.gantry.admission.quota.AdmissionCheck;
+import dev.gantry.admission.quota.QuotaUnavailableException;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.problem.Problem;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import org.hibernate.reactive.mutiny.Mutiny;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.ws.rs.NotFoundException;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
 /**
- * Accepts jobs: validates the spec, then stores the job and its {@code jobs.queued} event in one
- * transaction, so the event exists exactly when the job does.
+ * Accepts, reads and cancels jobs. A submission is validated, checked with quota-service, and then
+ * stored together with its {@code jobs.queued} event (and its idempotency key, if any) in one
+ * transaction, so the event exists exactly when the job does and a retry never makes a second job.
  */
 @ApplicationScoped
 public class JobAdmission {
 
-    private final Outbox outbox;
-
-    public JobAdmission(Outbox outbox) {
-        this.outbox = outbox;
+    /** A job and whether this request created it or replayed an earlier one with the same key. */
+    public record Submitted(JobEntity job, boolean replayed) {
     }
 
-    public Uni<JobEntity> submit(JobSpec spec, String owner) {
+    private final Outbox outbox;
+    private final AdmissionCheck admissionCheck;
+    private final MeterRegistry registry;
+    private final Mutiny.SessionFactory sessions;
+
+    public JobAdmission(Outbox outbox, AdmissionCheck admissionCheck, MeterRegistry registry, Mutiny.SessionFactory sessions) {
+        this.outbox = outbox;
+        this.admissionCheck = admissionCheck;
+        this.registry = registry;
+        this.sessions = sessions;
+    }
+
+    public Uni<Submitted> submit(JobSpec requested, Caller caller, String idempotencyKey, String requestHash) {
+        JobSpec spec = requested.withTeam(chargedTeam(requested, caller));
         List<FieldViolation> violations = spec.violations();
         if (!violations.isEmpty()) {
+            count("invalid");
             throw InvalidRequestException.unprocessable(violations);
         }
+        return replayOf(caller, idempotencyKey, requestHash)
+                .chain(replayed -> replayed != null
+                        ? Uni.createFrom().item(new Submitted(replayed, true))
+                        : admissionCheck.check(spec, caller)
+                                .onFailure().transform(QuotaUnavailableException::new)
+                                .chain(verdict -> {
+                            if (!verdict.allowed()) {
+                                count("rejected");
+                                throw new InvalidRequestException(422, verdict.reason() + ": " + verdict.message(),
+                                        List.of(new Problem.FieldError("queue", verdict.message())));
+                            }
+                            int priority = verdict.priority() != null ? verdict.priority() : spec.priority();
+                            return store(spec, priority, caller, idempotencyKey, requestHash);
+                        }))
+                .invoke(s -> count(s.replayed() ? "replayed" : "accepted"));
+    }
+
+    /** The submitter's team: the one named, which they must belong to, or their only team. */
+    private static String chargedTeam(JobSpec spec, Caller caller) {
+        if (spec.team() != null) {
+            if (!caller.canSee(spec.team())) {
+                throw new InvalidRequestException(403, "you are not a member of team " + spec.team(), List.of());
+            }
+            return spec.team();
+        }
+        if (caller.teams().size() == 1) {
+            return caller.teams().iterator().next();
+        }
+        throw InvalidRequestException.unprocessable("team", caller.teams().isEmpty()
+                ? "you belong to no team; ask an admin to add you to one"
+                : "required: you belong to several teams " + caller.teams().stream().sorted().toList());
+    }
+
+    private static Uni<JobEntity> replayOf(Caller caller, String key, String requestHash) {
+        if (key == null) {
+            return Uni.createFrom().nullItem();
+        }
+        return Panache.withSession(() -> IdempotencyKey.<IdempotencyKey>findById(new IdempotencyKey.Id(caller.user(), key))
+                .chain(found -> {
+                    if (found == null) {
+                        return Uni.createFrom().nullItem();
+                    }
+                    if (!found.requestHash.equals(requestHash)) {
+                        throw new InvalidRequestException(409,
+                                "Idempotency-Key " + key + " was already used for a different request", List.of());
+                    }
+                    return JobEntity.<JobEntity>findById(found.jobId);
+                }));
+    }
+
+    private Uni<Submitted> store(JobSpec spec, int priority, Caller caller, String key, String requestHash) {
         Instant now = Instant.now();
         JobEntity job = new JobEntity();
         job.id = UUID.randomUUID();
         job.name = spec.name();
         job.queue = spec.queue();
-        job.owner = owner;
-        job.priority = spec.priority();
+        job.team = spec.team();
+        job.owner = caller.user();
+        job.priorityClass = spec.priorityClass();
+        job.priority = priority;
         job.totalGpus = spec.totalGpus();
         job.state = JobState.QUEUED;
         job.spec = EventCodec.toJson(spec);
         job.submittedAt = now;
         job.updatedAt = now;
-        JobQueued event = new JobQueued(job.id, spec.name(), spec.queue(), owner, spec.priority(), now, spec.minAvailable(),
-                spec.taskGroups().stream()
-                        .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB()))
-                        .toList());
         return Panache.withTransaction(() -> job.<JobEntity>persist()
-                .call(() -> outbox.append(Subjects.JOBS_QUEUED, job.id.toString(), event)));
+                        .call(() -> key == null ? Uni.createFrom().voidItem() : rememberKey(caller, key, requestHash, job.id, now))
+                        .call(() -> outbox.append(Subjects.JOBS_QUEUED, job.id.toString(), queuedEvent(job, spec))))
+                .map(stored -> new Submitted(stored, false))
+                // two concurrent retries with the same key: the loser returns the winner's job
+                .onFailure(JobAdmission::isDuplicateKey).recoverWithUni(() -> replayOf(caller, key, requestHash)
+                        .map(first -> new Submitted(first, true)));
     }
 
-    public Uni<JobEntity> find(UUID id) {
-        return Panache.withSession(() -> JobEntity.<JobEntity>findById(id));
+    private static Uni<Void> rememberKey(Caller caller, String key, String requestHash, UUID jobId, Instant now) {
+        IdempotencyKey row = new IdempotencyKey();
+        row.id = new IdempotencyKey.Id(caller.user(), key);
+        row.requestHash = requestHash;
+        row.jobId = jobId;
+        row.createdAt = now;
+        return row.persist().replaceWithVoid();
+    }
+
+    private static boolean isDuplicateKey(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (String.valueOf(t.getMessage()).contains("idempotency_key_pkey")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static JobQueued queuedEvent(JobEntity job, JobSpec spec) {
+        return new JobQueued(job.id, spec.name(), spec.queue(), job.owner, job.priority, job.submittedAt, spec.minAvailable(),
+                spec.taskGroups().stream()
+                        .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB()))
+                        .toList(),
+                spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
+                spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds());
+    }
+
+    /** The job if the caller may see it; otherwise 404, whether it exists or not (no existence leak). */
+    public Uni<JobEntity> find(UUID id, Caller caller) {
+        return Panache.withSession(() -> JobEntity.<JobEntity>findById(id))
+                .map(job -> {
+                    if (job == null || !caller.canSee(job.team)) {
+                        throw new NotFoundException("no job with id " + id);
+                    }
+                    return job;
+                });
+    }
+
+    /**
+     * The job as stored right now, for followers that poll: a stateless session per read, so the
+     * request's session cache never hands back a stale state.
+     */
+    public Uni<JobEntity> current(UUID id, Caller caller) {
+        return sessions.withStatelessSession(session -> session.get(JobEntity.class, id))
+                .map(job -> {
+                    if (job == null || !caller.canSee(job.team)) {
+                        throw new NotFoundException("no job with id " + id);
+                    }
+                    return job;
+                });
+    }
+
+    public Uni<JobEntity> cancel(UUID id, Caller caller) {
+        return Panache.withTransaction(() -> JobEntity.<JobEntity>findById(id).chain(job -> {
+            if (job == null || !caller.canSee(job.team)) {
+                throw new NotFoundException("no job with id " + id);
+            }
+            if (!job.state.canBecome(JobState.CANCELLED)) {
+                throw new InvalidRequestException(409, "job " + job.name + " is " + job.state + " and can no longer be cancelled",
+                        List.of());
+            }
+            job.state = JobState.CANCELLED;
+            job.pendingReason = null;
+            job.updatedAt = Instant.now();
+            return outbox.append(Subjects.JOBS_CANCELLED, job.id.toString(),
+                    new JobCancelled(job.id, job.queue, caller.user(), job.updatedAt)).replaceWith(job);
+        }));
+    }
+
+    /** One page of the jobs the caller may see, newest first; {@code after} is the last job of the previous page. */
+    public Uni<List<JobEntity>> list(JobQuery query, Caller caller) {
+        return Panache.withSession(() -> JobEntity.<JobEntity>find(query.hql(caller), query.parameters(caller))
+                .page(0, query.limit()).list());
+    }
+
+    private void count(String outcome) {
+        registry.counter("gantry.admission.submissions", "outcome", outcome).increment();
     }
 }

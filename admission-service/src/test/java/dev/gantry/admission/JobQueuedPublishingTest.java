@@ -37,7 +37,7 @@ class JobQueuedPublishingTest {
             Subscription subscription = nats.subscribe("jobs.queued");
             nats.flush(Duration.ofSeconds(2));
 
-            String id = given().contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+            String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
                     .when().post("/v1/jobs")
                     .then().statusCode(201)
                     .extract().path("id");

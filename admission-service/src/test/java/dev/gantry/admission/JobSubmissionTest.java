@@ -8,9 +8,9 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
-import jakarta.inject.Inject;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -20,82 +20,118 @@ class JobSubmissionTest {
 
     static final String VALID_JOB = """
             {"name": "tf-dist-train", "queue": "normal", "priority": 1000, "minAvailable": 2,
+             "gpuModels": ["A100-SXM4-80GB"], "gpuTopology": "nvlink", "network": {"required": "leaf", "preferred": "node"},
+             "checkpointable": true, "estimatedRuntimeSeconds": 7200,
              "taskGroups": [
-               {"name": "ps", "replicas": 1, "gpusPerReplica": 1, "cpuMillis": 4000, "memoryMiB": 16000},
-               {"name": "worker", "replicas": 1, "gpusPerReplica": 2, "cpuMillis": 8000, "memoryMiB": 32000}]}
+               {"name": "ps", "replicas": 1, "gpusPerReplica": 1, "cpuMillis": 4000, "memoryMiB": 16000, "image": "tf:2.16"},
+               {"name": "worker", "replicas": 1, "gpusPerReplica": 2, "cpuMillis": 8000, "memoryMiB": 32000, "image": "tf:2.16",
+                "command": ["python", "train.py"]}]}
             """;
 
     @Inject
     TestDatabase db;
 
-    private long count(String entity) {
-        return db.queryLong("job".equals(entity) ? "select count(*) from job" : "select count(*) from outbox_event");
+    private long jobs() {
+        return db.queryLong("select count(*) from job");
+    }
+
+    private long events() {
+        return db.queryLong("select count(*) from outbox_event");
     }
 
     @Test
     void acceptedJobIsStoredQueuedWithItsOutboxEvent() {
-        String id = given().contentType(ContentType.JSON).body(VALID_JOB)
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(VALID_JOB)
                 .when().post("/v1/jobs")
                 .then().statusCode(201)
                 .header("Location", containsString("/v1/jobs/"))
                 .body("state", equalTo("QUEUED"))
                 .body("totalGpus", equalTo(3))
+                .body("team", equalTo("vision"))
+                .body("owner", equalTo("alice"))
                 .extract().path("id");
 
-        given().when().get("/v1/jobs/" + id)
+        given().auth().oauth2(Tokens.of("alice", "vision")).when().get("/v1/jobs/" + id)
                 .then().statusCode(200)
                 .body("name", equalTo("tf-dist-train"))
                 .body("queue", equalTo("normal"));
 
         assertThat(db.queryString("select subject from outbox_event where subject_id = ?", id)).isEqualTo("jobs.queued");
-        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id)).contains("\"jobId\":\"" + id + "\"");
+        String envelope = db.queryString("select envelope from outbox_event where subject_id = ?", id);
+        assertThat(envelope).contains("\"jobId\":\"" + id + "\"").contains("\"gpuTopology\":\"nvlink\"")
+                .contains("\"required\":\"leaf\"").contains("\"estimatedRuntimeSeconds\":7200");
         assertThat(db.queryString("select state from job where id = ?::uuid", id)).isEqualTo("QUEUED");
     }
 
     @Test
     void malformedJsonIsRejectedAsProblemAndStoresNothing() {
-        long jobsBefore = count("job");
-        long eventsBefore = count("outbox");
-
-        given().contentType(ContentType.JSON).body("{\"name\": \"broken\", \"taskGroups\": [")
+        long jobsBefore = jobs();
+        long eventsBefore = events();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body("{\"name\": \"broken\", \"taskGroups\": [")
                 .when().post("/v1/jobs")
                 .then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("status", equalTo(400))
                 .body("title", equalTo("Bad Request"));
+        assertThat(jobs()).isEqualTo(jobsBefore);
+        assertThat(events()).isEqualTo(eventsBefore);
+    }
 
-        assertThat(count("job")).isEqualTo(jobsBefore);
-        assertThat(count("outbox")).isEqualTo(eventsBefore);
+    @Test
+    void unknownFieldsAreRejected() {
+        long jobsBefore = jobs();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(VALID_JOB.replace("\"minAvailable\": 2", "\"minAvailable\": 2, \"gpuz\": 8"))
+                .when().post("/v1/jobs")
+                .then().statusCode(400)
+                .contentType(startsWith("application/problem+json"))
+                .body("detail", containsString("gpuz"));
+        assertThat(jobs()).isEqualTo(jobsBefore);
     }
 
     @Test
     void outOfRangeFieldsAreNamedInTheProblem() {
-        long jobsBefore = count("job");
-        given().contentType(ContentType.JSON)
+        long jobsBefore = jobs();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
                 .body(VALID_JOB.replace("\"gpusPerReplica\": 2", "\"gpusPerReplica\": 65"))
                 .when().post("/v1/jobs")
                 .then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("taskGroups[1].gpusPerReplica"));
-        assertThat(count("job")).isEqualTo(jobsBefore);
+        assertThat(jobs()).isEqualTo(jobsBefore);
     }
 
     @Test
     void domainRulesAreUnprocessableContent() {
-        long jobsBefore = count("job");
-        given().contentType(ContentType.JSON)
-                .body(VALID_JOB.replace("\"minAvailable\": 2", "\"minAvailable\": 3").replace("tf-dist-train", "Not_A_DNS_Name"))
+        long jobsBefore = jobs();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(VALID_JOB.replace("\"minAvailable\": 2", "\"minAvailable\": 3").replace("tf-dist-train", "Not_A_DNS_Name")
+                        .replace("\"nvlink\"", "\"pcie\""))
                 .when().post("/v1/jobs")
                 .then().statusCode(422)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("minAvailable"))
-                .body("errors.field", hasItem("name"));
-        assertThat(count("job")).isEqualTo(jobsBefore);
+                .body("errors.field", hasItem("name"))
+                .body("errors.field", hasItem("gpuTopology"));
+        assertThat(jobs()).isEqualTo(jobsBefore);
+    }
+
+    @Test
+    void aMemberOfSeveralTeamsMustNameOne() {
+        given().auth().oauth2(Tokens.of("bob", "vision", "speech")).contentType(ContentType.JSON).body(VALID_JOB)
+                .when().post("/v1/jobs")
+                .then().statusCode(422)
+                .body("errors.field", hasItem("team"));
+        given().auth().oauth2(Tokens.of("bob", "vision", "speech")).contentType(ContentType.JSON)
+                .body(VALID_JOB.replace("\"queue\": \"normal\"", "\"queue\": \"normal\", \"team\": \"speech\""))
+                .when().post("/v1/jobs")
+                .then().statusCode(201)
+                .body("team", equalTo("speech"));
     }
 
     @Test
     void unknownJobIsNotFoundProblem() {
-        given().when().get("/v1/jobs/" + UUID.randomUUID())
+        given().auth().oauth2(Tokens.of("alice", "vision")).when().get("/v1/jobs/" + UUID.randomUUID())
                 .then().statusCode(404)
                 .contentType(startsWith("application/problem+json"))
                 .body("status", equalTo(404));

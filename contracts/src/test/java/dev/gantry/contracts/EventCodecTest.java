@@ -19,7 +19,9 @@ class EventCodecTest {
         return new JobQueued(UUID.randomUUID(), "tf-dist-train", "normal", "alice", 1000,
                 Instant.parse("2026-12-02T10:00:00Z"), 2,
                 List.of(new JobQueued.TaskGroup("ps", 1, 1, null, 4000, 16000),
-                        new JobQueued.TaskGroup("worker", 1, 2, null, 8000, 32000)));
+                        new JobQueued.TaskGroup("worker", 1, 2, null, 8000, 32000)),
+                List.of("A100-SXM4-80GB"), "nvlink", new JobQueued.Network("leaf", "node"), false, java.util.Map.of(),
+                List.of(new JobQueued.Toleration("dedicated", "ml")), true, true, 7200L);
     }
 
     @Test

@@ -1,17 +1,60 @@
 package dev.gantry.admission.domain;
 
+import dev.gantry.contracts.jobs.JobQueued.Network;
+import dev.gantry.contracts.jobs.JobQueued.Toleration;
 import dev.gantry.contracts.validation.DnsName;
 import dev.gantry.contracts.validation.FieldViolation;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
- * What a user asked for. {@link #violations} names every field that is wrong, so the API can refuse
- * an invalid spec before anything is stored.
+ * What a user asked for: the pending job of the scenario format (FORMAT.md) plus its queue, team,
+ * priority class, labels and what each task group runs. {@link #violations} names every field that
+ * is wrong, so the API can refuse an invalid spec before anything is stored.
+ *
+ * @param team          the team the job is charged to; null lets admission pick the submitter's only team
+ * @param priorityClass a priority class name known to quota-service, or null for its default
  */
-public record JobSpec(String name, String queue, int priority, Integer minAvailable, List<TaskGroupSpec> taskGroups) {
+public record JobSpec(
+        String name,
+        String queue,
+        String team,
+        String priorityClass,
+        int priority,
+        Integer minAvailable,
+        List<TaskGroupSpec> taskGroups,
+        List<String> gpuModels,
+        String gpuTopology,
+        Network network,
+        boolean requireInfiniBand,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations,
+        boolean preemptible,
+        boolean checkpointable,
+        Integer checkpointGraceSeconds,
+        Long estimatedRuntimeSeconds,
+        Map<String, String> labels) {
+
+    public static final int MAX_PODS = 10_000;
+    static final Set<String> GPU_TOPOLOGIES = Set.of("nvlink", "numa", "any");
+    static final Set<String> NETWORK_LEVELS = Set.of("any", "node", "leaf", "spine", "zone");
+
+    public JobSpec {
+        taskGroups = List.copyOf(taskGroups);
+        gpuModels = gpuModels == null ? List.of() : List.copyOf(gpuModels);
+        nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
+        tolerations = tolerations == null ? List.of() : List.copyOf(tolerations);
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+    }
+
+    public JobSpec withTeam(String chosenTeam) {
+        return new JobSpec(name, queue, chosenTeam, priorityClass, priority, minAvailable, taskGroups, gpuModels, gpuTopology,
+                network, requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, checkpointGraceSeconds,
+                estimatedRuntimeSeconds, labels);
+    }
 
     public int totalReplicas() {
         return taskGroups.stream().mapToInt(TaskGroupSpec::replicas).sum();
@@ -21,11 +64,25 @@ public record JobSpec(String name, String queue, int priority, Integer minAvaila
         return taskGroups.stream().mapToInt(TaskGroupSpec::gpus).sum();
     }
 
+    public long totalCpuMillis() {
+        return taskGroups.stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
+    }
+
+    public long totalMemoryMiB() {
+        return taskGroups.stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
+    }
+
     /** Domain rules beyond field syntax; empty when valid. */
     public List<FieldViolation> violations() {
         List<FieldViolation> errors = new ArrayList<>();
         DnsName.check(errors, "name", name);
         DnsName.check(errors, "queue", queue);
+        if (team != null) {
+            DnsName.check(errors, "team", team);
+        }
+        if (taskGroups.isEmpty()) {
+            errors.add(new FieldViolation("taskGroups", "a job needs at least one task group"));
+        }
         Set<String> seen = new HashSet<>();
         for (int i = 0; i < taskGroups.size(); i++) {
             TaskGroupSpec group = taskGroups.get(i);
@@ -34,16 +91,55 @@ public record JobSpec(String name, String queue, int priority, Integer minAvaila
             if (group.name() != null && !seen.add(group.name())) {
                 errors.add(new FieldViolation(at + ".name", "duplicate task group name " + group.name()));
             }
+            if (group.replicas() < 1 || group.replicas() > MAX_PODS) {
+                errors.add(new FieldViolation(at + ".replicas", "must be 1.." + MAX_PODS));
+            }
+            if (group.gpusPerReplica() < 0 || group.gpusPerReplica() > 64) {
+                errors.add(new FieldViolation(at + ".gpusPerReplica", "must be 0..64"));
+            }
+            if (group.gpuMilli() != null && (group.gpuMilli() < 1 || group.gpuMilli() > 999)) {
+                errors.add(new FieldViolation(at + ".gpuMilli", "must be 1..999"));
+            }
             if (group.gpuMilli() != null && group.gpusPerReplica() != 1) {
                 errors.add(new FieldViolation(at + ".gpusPerReplica", "must be 1 when gpuMilli is set"));
             }
+            if (group.cpuMillis() < 0) {
+                errors.add(new FieldViolation(at + ".cpuMillis", "must be 0 or more"));
+            }
+            if (group.memoryMiB() < 0) {
+                errors.add(new FieldViolation(at + ".memoryMiB", "must be 0 or more"));
+            }
         }
-        if (totalReplicas() > 10_000) {
-            errors.add(new FieldViolation("taskGroups", "a job has at most 10000 pods, this one has " + totalReplicas()));
+        if (totalReplicas() > MAX_PODS) {
+            errors.add(new FieldViolation("taskGroups", "a job has at most " + MAX_PODS + " pods, this one has " + totalReplicas()));
         }
-        if (minAvailable != null && minAvailable > totalReplicas()) {
-            errors.add(new FieldViolation("minAvailable", "must be at most the number of replicas (" + totalReplicas() + ")"));
+        if (minAvailable != null && (minAvailable < 1 || minAvailable > totalReplicas())) {
+            errors.add(new FieldViolation("minAvailable", "must be 1.." + totalReplicas() + " (the number of replicas)"));
+        }
+        if (gpuTopology != null && !GPU_TOPOLOGIES.contains(gpuTopology)) {
+            errors.add(new FieldViolation("gpuTopology", "must be one of nvlink, numa, any"));
+        }
+        if (network != null) {
+            checkLevel(errors, "network.required", network.required());
+            checkLevel(errors, "network.preferred", network.preferred());
+        }
+        for (int i = 0; i < tolerations.size(); i++) {
+            if (tolerations.get(i).key() == null || tolerations.get(i).key().isBlank()) {
+                errors.add(new FieldViolation("tolerations[" + i + "].key", "is required"));
+            }
+        }
+        if (checkpointGraceSeconds != null && checkpointGraceSeconds < 0) {
+            errors.add(new FieldViolation("checkpointGraceSeconds", "must be 0 or more"));
+        }
+        if (estimatedRuntimeSeconds != null && estimatedRuntimeSeconds <= 0) {
+            errors.add(new FieldViolation("estimatedRuntimeSeconds", "must be greater than 0"));
         }
         return errors;
+    }
+
+    private static void checkLevel(List<FieldViolation> errors, String field, String level) {
+        if (level != null && !NETWORK_LEVELS.contains(level)) {
+            errors.add(new FieldViolation(field, "must be one of any, node, leaf, spine, zone"));
+        }
     }
 }

@@ -29,6 +29,13 @@ public class JobEntity extends PanacheEntityBase {
     @Column(nullable = false)
     public String owner;
 
+    /** The team the job is charged to; its members may see and cancel it. */
+    @Column(nullable = false)
+    public String team;
+
+    @Column(name = "priority_class")
+    public String priorityClass;
+
     @Column(nullable = false)
     public int priority;
 

@@ -1,46 +1,193 @@
 package dev.gantry.admission.rest;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.gantry.admission.JobAdmission;
+import dev.gantry.admission.JobQuery;
+import dev.gantry.admission.domain.Caller;
+import dev.gantry.admission.domain.InvalidSpecException;
+import dev.gantry.admission.domain.JobSpec;
+import dev.gantry.admission.domain.JobState;
+import dev.gantry.admission.domain.VolcanoJob;
+import dev.gantry.admission.persistence.JobEntity;
+import dev.gantry.admission.security.Callers;
+import dev.gantry.admission.security.RequestLimits;
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.kit.problem.InvalidRequestException;
+import io.quarkus.security.Authenticated;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
-import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jboss.resteasy.reactive.RestHeader;
+import org.jboss.resteasy.reactive.RestStreamElementType;
 
+/** Jobs over REST: submit (JSON or a Volcano Job in YAML), read, list, cancel, follow. */
 @Path("/v1/jobs")
 @Produces(MediaType.APPLICATION_JSON)
+@Authenticated
 public class JobResource {
 
-    /** Until authentication lands (issue 6), every job is submitted by this user. */
-    static final String ANONYMOUS = "anonymous";
+    static final String YAML = "application/yaml";
+    private static final YAMLMapper YAML_MAPPER = new YAMLMapper();
 
     private final JobAdmission admission;
+    private final Callers callers;
+    private final RequestLimits limits;
 
-    public JobResource(JobAdmission admission) {
+    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits) {
         this.admission = admission;
+        this.callers = callers;
+        this.limits = limits;
     }
 
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
-    public Uni<Response> submit(@Valid @NotNull JobSubmission submission) {
-        return admission.submit(submission.toSpec(), ANONYMOUS)
-                .map(job -> Response.created(URI.create("/v1/jobs/" + job.id)).entity(JobView.of(job)).build());
+    public Uni<Response> submit(@Valid @NotNull JobSubmission submission, @RestHeader("Idempotency-Key") String idempotencyKey) {
+        return submit(submission.toSpec(), idempotencyKey);
+    }
+
+    /** A Volcano {@code batch.volcano.sh/v1alpha1} Job manifest, as users already have them. */
+    @POST
+    @Consumes({YAML, "application/x-yaml", "text/yaml"})
+    public Uni<Response> submitVolcanoJob(String manifest, @RestHeader("Idempotency-Key") String idempotencyKey) {
+        JsonNode tree;
+        try {
+            tree = YAML_MAPPER.readTree(manifest);
+        } catch (JsonProcessingException e) {
+            throw InvalidRequestException.badRequest("body", "not readable YAML: " + e.getOriginalMessage());
+        }
+        if (tree == null || !tree.isObject()) {
+            throw InvalidRequestException.badRequest("body", "expected one YAML document describing a Volcano Job");
+        }
+        try {
+            return submit(VolcanoJob.toSpec(tree), idempotencyKey);
+        } catch (InvalidSpecException e) {
+            throw InvalidRequestException.unprocessable(e.violations());
+        }
+    }
+
+    private Uni<Response> submit(JobSpec spec, String idempotencyKey) {
+        Caller caller = callers.current();
+        var overRate = limits.overRate(caller.user());
+        if (overRate.isPresent()) {
+            return Uni.createFrom().item(overRate.get());
+        }
+        if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > 200)) {
+            throw InvalidRequestException.badRequest("Idempotency-Key", "must be 1..200 characters");
+        }
+        return admission.submit(spec, caller, idempotencyKey, sha256(EventCodec.toJson(spec)))
+                .map(submitted -> submitted.replayed()
+                        ? Response.ok(JobView.of(submitted.job())).build()
+                        : Response.created(URI.create("/v1/jobs/" + submitted.job().id)).entity(JobView.of(submitted.job())).build());
     }
 
     @GET
     @Path("/{id}")
     public Uni<JobView> get(@PathParam("id") UUID id) {
-        return admission.find(id)
-                .onItem().ifNull().failWith(() -> new NotFoundException("no job with id " + id))
-                .map(JobView::of);
+        return admission.find(id, callers.current()).map(JobView::of);
+    }
+
+    @GET
+    public Uni<JobPage> list(@QueryParam("queue") String queue, @QueryParam("state") JobState state,
+            @QueryParam("user") String user, @QueryParam("cursor") String cursor,
+            @QueryParam("limit") @DefaultValue("50") @Min(1) @Max(500) int limit) {
+        Cursor after = Cursor.parse(cursor);
+        JobQuery query = new JobQuery(queue, state, user, after == null ? null : after.submittedAt(),
+                after == null ? null : after.id(), limit);
+        return admission.list(query, callers.current()).map(jobs -> new JobPage(
+                jobs.stream().map(JobView::of).toList(),
+                jobs.size() < limit ? null : Cursor.of(jobs.getLast())));
+    }
+
+    @DELETE
+    @Path("/{id}")
+    public Uni<JobView> cancel(@PathParam("id") UUID id) {
+        return admission.cancel(id, callers.current()).map(JobView::of);
+    }
+
+    /** Server-Sent Events: the job now, then each change of state or pending reason, until it ends. */
+    @GET
+    @Path("/{id}/events")
+    @Produces(MediaType.SERVER_SENT_EVENTS)
+    @RestStreamElementType(MediaType.APPLICATION_JSON)
+    public Multi<JobView> events(@PathParam("id") UUID id) {
+        Caller caller = callers.current();
+        AtomicBoolean ended = new AtomicBoolean();
+        // Hibernate Reactive needs the request's Vert.x context; ticks fire on another thread
+        Context context = Vertx.currentContext();
+        // polling the job's row keeps every replica's stream right, whichever replica changed it
+        return Multi.createFrom().ticks().every(Duration.ofMillis(500))
+                .emitOn(task -> context.runOnContext(ignored -> task.run()))
+                .onItem().transformToUniAndConcatenate(tick -> admission.current(id, caller))
+                .map(JobView::of)
+                // let the final state through, then complete (before de-duplication, which would swallow the repeats)
+                .select().first(view -> {
+                    boolean emit = !ended.get();
+                    ended.compareAndSet(false, view.state().isFinal());
+                    return emit;
+                })
+                .skip().repetitions((a, b) -> sameState(a, b) ? 0 : 1)
+                .onFailure(jakarta.ws.rs.NotFoundException.class).recoverWithCompletion();
+    }
+
+    private static boolean sameState(JobView a, JobView b) {
+        return a.state() == b.state() && Objects.equals(a.pendingReason(), b.pendingReason());
+    }
+
+    private static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Opaque keyset cursor: base64 of "submittedAt|id" of the last job returned. */
+    record Cursor(Instant submittedAt, UUID id) {
+        static String of(JobEntity last) {
+            return Base64.getUrlEncoder().withoutPadding()
+                    .encodeToString((last.submittedAt + "|" + last.id).getBytes(StandardCharsets.UTF_8));
+        }
+
+        static Cursor parse(String cursor) {
+            if (cursor == null || cursor.isBlank()) {
+                return null;
+            }
+            try {
+                String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split("\\|", 2);
+                return new Cursor(Instant.parse(parts[0]), UUID.fromString(parts[1]));
+            } catch (RuntimeException e) {
+                throw InvalidRequestException.badRequest("cursor", "not a cursor this API returned");
+            }
+        }
     }
 }

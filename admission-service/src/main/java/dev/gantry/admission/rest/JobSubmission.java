@@ -2,6 +2,8 @@ package dev.gantry.admission.rest;
 
 import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.TaskGroupSpec;
+import dev.gantry.contracts.jobs.JobQueued.Network;
+import dev.gantry.contracts.jobs.JobQueued.Toleration;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -11,14 +13,32 @@ import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
 import jakarta.validation.constraints.Size;
 import java.util.List;
+import java.util.Map;
 
-/** The JSON body of {@code POST /v1/jobs}. Field limits follow the scenario format (FORMAT.md). */
+/**
+ * The JSON body of {@code POST /v1/jobs}: the pending job of the scenario format plus queue, team,
+ * priority class, labels, and image and command per task group. Field limits follow FORMAT.md;
+ * omitted fields take its defaults (preemptible, not checkpointable, any topology).
+ */
 public record JobSubmission(
         @NotBlank @Size(max = 253) String name,
         @NotBlank @Size(max = 253) String queue,
-        int priority,
+        @Size(max = 253) String team,
+        @Size(max = 253) String priorityClassName,
+        Integer priority,
         @Min(1) Integer minAvailable,
-        @NotEmpty @Size(max = 100) List<@Valid @NotNull TaskGroup> taskGroups) {
+        @NotEmpty @Size(max = 100) List<@Valid @NotNull TaskGroup> taskGroups,
+        List<@NotBlank String> gpuModels,
+        String gpuTopology,
+        Network network,
+        Boolean requireInfiniBand,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations,
+        Boolean preemptible,
+        Boolean checkpointable,
+        @PositiveOrZero Integer checkpointGraceSeconds,
+        @Min(1) Long estimatedRuntimeSeconds,
+        Map<String, String> labels) {
 
     public record TaskGroup(
             @NotBlank @Size(max = 253) String name,
@@ -26,12 +46,19 @@ public record JobSubmission(
             @Min(0) @Max(64) int gpusPerReplica,
             @Min(1) @Max(999) Integer gpuMilli,
             @PositiveOrZero long cpuMillis,
-            @PositiveOrZero long memoryMiB) {
+            @PositiveOrZero long memoryMiB,
+            @Size(max = 1024) String image,
+            List<String> command) {
     }
 
     public JobSpec toSpec() {
-        return new JobSpec(name, queue, priority, minAvailable, taskGroups.stream()
-                .map(g -> new TaskGroupSpec(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB()))
-                .toList());
+        return new JobSpec(name, queue, team, priorityClassName, priority == null ? 0 : priority, minAvailable,
+                taskGroups.stream()
+                        .map(g -> new TaskGroupSpec(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(),
+                                g.memoryMiB(), g.image(), g.command() == null ? List.of() : g.command()))
+                        .toList(),
+                gpuModels, gpuTopology, network, Boolean.TRUE.equals(requireInfiniBand), nodeSelector, tolerations,
+                preemptible == null || preemptible, Boolean.TRUE.equals(checkpointable), checkpointGraceSeconds,
+                estimatedRuntimeSeconds, labels);
     }
 }

@@ -6,11 +6,11 @@ import java.time.Instant;
 import java.util.UUID;
 
 /** A job as the API shows it. */
-public record JobView(UUID id, String name, String queue, String owner, int priority, int totalGpus,
-        JobState state, String pendingReason, Instant submittedAt) {
+public record JobView(UUID id, String name, String queue, String team, String owner, String priorityClass, int priority,
+        int totalGpus, JobState state, String pendingReason, Instant submittedAt, Instant updatedAt) {
 
     static JobView of(JobEntity job) {
-        return new JobView(job.id, job.name, job.queue, job.owner, job.priority, job.totalGpus, job.state,
-                job.pendingReason, job.submittedAt);
+        return new JobView(job.id, job.name, job.queue, job.team, job.owner, job.priorityClass, job.priority, job.totalGpus,
+                job.state, job.pendingReason, job.submittedAt, job.updatedAt);
     }
 }

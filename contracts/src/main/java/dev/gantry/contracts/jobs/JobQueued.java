@@ -2,12 +2,13 @@ package dev.gantry.contracts.jobs;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
- * Payload of {@code jobs.queued}: a job admission accepted, with what placement needs to plan it.
- * Field names follow the pending job of the scenario format (FORMAT.md), so placement can map it
- * one to one.
+ * Payload of {@code jobs.queued}: a job admission accepted, with everything placement needs to plan
+ * it. Field names follow the pending job of the scenario format (FORMAT.md), so placement maps it
+ * one to one; nulls mean the format's defaults.
  */
 public record JobQueued(
         UUID jobId,
@@ -17,9 +18,26 @@ public record JobQueued(
         int priority,
         Instant submittedAt,
         Integer minAvailable,
-        List<TaskGroup> taskGroups) {
+        List<TaskGroup> taskGroups,
+        List<String> gpuModels,
+        String gpuTopology,
+        Network network,
+        boolean requireInfiniBand,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations,
+        boolean preemptible,
+        boolean checkpointable,
+        Long estimatedRuntimeSeconds) {
 
     public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+    }
+
+    /** {@code required} and {@code preferred}: any | node | leaf | spine | zone. */
+    public record Network(String required, String preferred) {
+    }
+
+    /** Tolerates taints with this key (and value, when given). */
+    public record Toleration(String key, String value) {
     }
 
     /** GPUs the whole job asks for (a shared GPU slice counts as one). */

@@ -42,7 +42,9 @@ class JobQueuedConsumerTest {
 
     private static EventEnvelope<JobQueued> jobQueued(UUID jobId) {
         JobQueued job = new JobQueued(jobId, "train-" + jobId.toString().substring(0, 8), "normal", "alice", 500,
-                Instant.now(), 2, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 16000, 64000)));
+                Instant.now(), 2, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 16000, 64000)),
+                List.of("A100-SXM4-80GB"), "nvlink", new JobQueued.Network("leaf", "node"), false, java.util.Map.of(),
+                List.of(), true, true, 3600L);
         return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
     }
 

@@ -53,7 +53,7 @@ public class OutboxRelay {
         this.failed = registry.counter("gantry.outbox.publish.failures");
     }
 
-    @Scheduled(every = "${gantry.outbox.poll-interval:500ms}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+    @Scheduled(every = "${gantry.outbox.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> relay() {
         return publishPending().replaceWithVoid();

@@ -1,0 +1,94 @@
+package dev.gantry.admission.domain;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gantry.contracts.jobs.JobQueued.Toleration;
+import dev.gantry.contracts.resources.Quantity;
+import dev.gantry.contracts.validation.FieldViolation;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Reads a Volcano {@code batch.volcano.sh/v1alpha1} Job, as users already write them, into a
+ * {@link JobSpec}: {@code spec.minAvailable}, {@code spec.queue}, {@code spec.priorityClassName},
+ * and per task its replicas, the first container's image, command and resources
+ * ({@code nvidia.com/gpu}, cpu, memory from limits, else requests), node selector and tolerations.
+ * What Gantry cannot honour is refused by name rather than silently dropped.
+ */
+public final class VolcanoJob {
+
+    public static final String API_VERSION = "batch.volcano.sh/v1alpha1";
+    private static final String GPU = "nvidia.com/gpu";
+
+    private VolcanoJob() {
+    }
+
+    public static JobSpec toSpec(JsonNode manifest) {
+        List<FieldViolation> errors = new ArrayList<>();
+        if (!API_VERSION.equals(manifest.path("apiVersion").asText()) || !"Job".equals(manifest.path("kind").asText())) {
+            throw new InvalidSpecException(List.of(new FieldViolation("apiVersion",
+                    "expected apiVersion " + API_VERSION + " and kind Job, got " + manifest.path("apiVersion").asText("none")
+                            + " " + manifest.path("kind").asText("none"))));
+        }
+        JsonNode spec = manifest.path("spec");
+        String name = manifest.path("metadata").path("name").asText(null);
+        JsonNode tasks = spec.path("tasks");
+        if (!tasks.isArray() || tasks.isEmpty()) {
+            errors.add(new FieldViolation("spec.tasks", "a Volcano job needs at least one task"));
+        }
+        List<TaskGroupSpec> groups = new ArrayList<>();
+        Map<String, String> nodeSelector = new LinkedHashMap<>();
+        List<Toleration> tolerations = new ArrayList<>();
+        for (int i = 0; i < tasks.size(); i++) {
+            String at = "spec.tasks[" + i + "]";
+            JsonNode task = tasks.get(i);
+            JsonNode podSpec = task.path("template").path("spec");
+            JsonNode container = podSpec.path("containers").path(0);
+            if (container.isMissingNode()) {
+                errors.add(new FieldViolation(at + ".template.spec.containers", "a task needs a container"));
+                continue;
+            }
+            JsonNode resources = container.path("resources");
+            String resAt = at + ".template.spec.containers[0].resources";
+            int gpus = (int) resource(resources, GPU, Quantity::count, resAt, errors);
+            long cpu = resource(resources, "cpu", Quantity::cpuMillis, resAt, errors);
+            long memory = resource(resources, "memory", Quantity::memoryMiB, resAt, errors);
+            List<String> command = new ArrayList<>();
+            container.path("command").forEach(c -> command.add(c.asText()));
+            container.path("args").forEach(a -> command.add(a.asText()));
+            groups.add(new TaskGroupSpec(task.path("name").asText(null), task.path("replicas").asInt(1), gpus, null, cpu, memory,
+                    container.path("image").asText(null), command));
+            podSpec.path("nodeSelector").fields().forEachRemaining(e -> nodeSelector.put(e.getKey(), e.getValue().asText()));
+            podSpec.path("tolerations").forEach(t -> tolerations.add(new Toleration(t.path("key").asText(null),
+                    t.hasNonNull("value") ? t.get("value").asText() : null)));
+        }
+        if (!errors.isEmpty()) {
+            throw new InvalidSpecException(errors);
+        }
+        Map<String, String> labels = new LinkedHashMap<>();
+        manifest.path("metadata").path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+        return new JobSpec(name, spec.path("queue").asText("default"), null,
+                spec.hasNonNull("priorityClassName") ? spec.get("priorityClassName").asText() : null, 0,
+                spec.hasNonNull("minAvailable") ? spec.get("minAvailable").asInt() : null,
+                groups, List.of(), null, null, false, nodeSelector, tolerations, true, false, null, null, labels);
+    }
+
+    /** A resource from limits, else requests, else 0; an unreadable quantity is a violation. */
+    private static long resource(JsonNode resources, String key, Function<String, Number> parse, String at,
+            List<FieldViolation> errors) {
+        for (String kind : List.of("limits", "requests")) {
+            JsonNode value = resources.path(kind).path(key);
+            if (!value.isMissingNode() && !value.isNull()) {
+                try {
+                    return parse.apply(value.asText()).longValue();
+                } catch (IllegalArgumentException e) {
+                    errors.add(new FieldViolation(at + "." + kind + "." + key, e.getMessage()));
+                    return 0;
+                }
+            }
+        }
+        return 0;
+    }
+}

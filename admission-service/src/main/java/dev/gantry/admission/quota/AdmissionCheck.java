@@ -1,0 +1,45 @@
+package dev.gantry.admission.quota;
+
+import dev.gantry.admission.domain.Caller;
+import dev.gantry.admission.domain.JobSpec;
+import io.smallrye.faulttolerance.api.CircuitBreakerName;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.temporal.ChronoUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
+import org.eclipse.microprofile.faulttolerance.Retry;
+import org.eclipse.microprofile.faulttolerance.Timeout;
+import org.eclipse.microprofile.rest.client.inject.RestClient;
+
+/**
+ * Asks quota-service before a job is stored. A slow or failing quota-service is retried briefly,
+ * then the circuit opens and submissions fail fast with 503 until it recovers: admission never
+ * stores a job quota has not seen.
+ */
+@ApplicationScoped
+public class AdmissionCheck {
+
+    private final QuotaClient quota;
+    private final boolean enabled;
+
+    public AdmissionCheck(@RestClient QuotaClient quota,
+            @ConfigProperty(name = "gantry.admission.quota-check.enabled", defaultValue = "true") boolean enabled) {
+        this.quota = quota;
+        this.enabled = enabled;
+    }
+
+    @Timeout(value = 2, unit = ChronoUnit.SECONDS)
+    @Retry(maxRetries = 2, delay = 100, jitter = 50)
+    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS)
+    @CircuitBreakerName("quota-admission-check")
+    public Uni<QuotaClient.CheckResult> check(JobSpec spec, Caller caller) {
+        if (!enabled) {
+            return Uni.createFrom().item(new QuotaClient.CheckResult(true, null, "quota check disabled by configuration", null));
+        }
+        String gpuModel = spec.gpuModels().size() == 1 ? spec.gpuModels().getFirst() : null;
+        return quota.check(new QuotaClient.CheckRequest(caller.user(), spec.team(), caller.teams(), spec.queue(),
+                new QuotaClient.Resources(spec.totalGpus(), gpuModel, spec.totalCpuMillis(), spec.totalMemoryMiB()),
+                spec.priorityClass()));
+    }
+}

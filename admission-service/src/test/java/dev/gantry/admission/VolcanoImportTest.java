@@ -1,0 +1,113 @@
+package dev.gantry.admission;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.startsWith;
+
+import dev.gantry.testing.TestDatabase;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import org.junit.jupiter.api.Test;
+
+/** Volcano Job manifests, as users already write them, import as they are. */
+@QuarkusTest
+class VolcanoImportTest {
+
+    /** The seed's distributed TensorFlow example: one parameter server and one worker, gang of 2. */
+    static final String TF_DIST_TRAIN = """
+            apiVersion: batch.volcano.sh/v1alpha1
+            kind: Job
+            metadata:
+              name: tf-dist-train
+              labels:
+                project: imagenet
+            spec:
+              minAvailable: 2
+              schedulerName: volcano
+              queue: normal
+              priorityClassName: high-priority
+              policies:
+                - event: PodEvicted
+                  action: RestartJob
+              tasks:
+                - name: ps
+                  replicas: 1
+                  template:
+                    spec:
+                      containers:
+                        - name: tensorflow
+                          image: tensorflow/tensorflow:2.16.1-gpu
+                          command: ["python", "/opt/train.py", "--job_name=ps"]
+                          resources:
+                            limits:
+                              nvidia.com/gpu: 1
+                              cpu: "4"
+                              memory: 16Gi
+                      restartPolicy: OnFailure
+                - name: worker
+                  replicas: 1
+                  template:
+                    spec:
+                      containers:
+                        - name: tensorflow
+                          image: tensorflow/tensorflow:2.16.1-gpu
+                          command: ["python", "/opt/train.py", "--job_name=worker"]
+                          resources:
+                            limits:
+                              nvidia.com/gpu: 2
+                              cpu: 8000m
+                              memory: 32Gi
+                      nodeSelector:
+                        nvidia.com/gpu.product: A100-SXM4-80GB
+                      restartPolicy: OnFailure
+            """;
+
+    @Inject
+    TestDatabase db;
+
+    /** REST Assured has no YAML encoder: send the bytes as they are. */
+    private static byte[] yaml(String text) {
+        return text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theSeedTfDistTrainExampleImportsAsIs() {
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml").body(yaml(TF_DIST_TRAIN))
+                .when().post("/v1/jobs")
+                .then().statusCode(201)
+                .body("name", equalTo("tf-dist-train"))
+                .body("queue", equalTo("normal"))
+                .body("priorityClass", equalTo("high-priority"))
+                .body("totalGpus", equalTo(3))
+                .extract().path("id");
+        String envelope = db.queryString("select envelope from outbox_event where subject_id = ?", id);
+        assertThat(envelope).contains("\"minAvailable\":2")
+                .contains("{\"name\":\"ps\",\"replicas\":1,\"gpusPerReplica\":1,\"gpuMilli\":null,\"cpuMillis\":4000,\"memoryMiB\":16384}")
+                .contains("{\"name\":\"worker\",\"replicas\":1,\"gpusPerReplica\":2,\"gpuMilli\":null,\"cpuMillis\":8000,\"memoryMiB\":32768}")
+                .contains("\"nvidia.com/gpu.product\":\"A100-SXM4-80GB\"");
+        assertThat(db.queryString("select spec from job where id = ?::uuid", id))
+                .contains("tensorflow/tensorflow:2.16.1-gpu").contains("--job_name=worker");
+    }
+
+    @Test
+    void otherKindsAndBadQuantitiesAreRefusedByName() {
+        long before = db.queryLong("select count(*) from job");
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(TF_DIST_TRAIN.replace("kind: Job", "kind: Deployment")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .contentType(startsWith("application/problem+json"))
+                .body("detail", containsString("kind Job"));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(TF_DIST_TRAIN.replace("memory: 32Gi", "memory: lots")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("spec.tasks[1].template.spec.containers[0].resources.limits.memory"));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml("apiVersion: [unclosed"))
+                .when().post("/v1/jobs").then().statusCode(400)
+                .contentType(startsWith("application/problem+json"));
+        assertThat(db.queryLong("select count(*) from job")).isEqualTo(before);
+    }
+}
