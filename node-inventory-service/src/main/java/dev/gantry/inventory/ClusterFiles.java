@@ -46,7 +46,7 @@ public class ClusterFiles {
 
     /** A scenario file read for its nodes; its other sections are allowed and ignored, unknown fields refused. */
     @JsonIgnoreProperties({"queues", "running", "pending", "nowSeconds"})
-    public record ClusterFile(String format, String name, @NotNull @Valid List<@NotNull @Valid NodeSpec> nodes) {
+    public record ClusterFile(String format, String name, @NotNull List<@NotNull @Valid NodeSpec> nodes) {
     }
 
     private static final ObjectMapper JSON = JsonMapper.builder()

@@ -83,6 +83,7 @@ class RestartTest {
     void theVersionContinuesFromTheStoredOneAndTheClusterFileIsLoadedAtStart() {
         long before = VersionBeforeStart.version;
         long atStart = given().when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath().getLong("version");
+        org.jboss.logging.Logger.getLogger(RestartTest.class).infof("version stored before the restart: %d, after start: %d", before, atStart);
         assertThat(atStart).as("never below the version stored before the restart (%d)", before).isGreaterThanOrEqualTo(Math.max(before, 0));
         if (VersionBeforeStart.nodes > 0) {
             assertThat(db.queryLong("select count(*) from node")).as("nodes survive a restart")
