@@ -26,17 +26,20 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Builds the Timefold problem: entities and their placement options, generated on two cluster
- * states so local search can both fill gaps and make room.
+ * Builds the Timefold problem: entities and their placement options.
  * <ul>
- *   <li>greedy state (everything running kept, greedy's placements in): options that fit next
- *       to greedy's choices, so a single change move places a job without conflict;</li>
- *   <li>pinned state (only pinned running work): options that need running or placed work to
- *       move or go, found by the evict-and-place move.</li>
+ *   <li>Pending gangs: options on greedy's final state (everything running kept, greedy's
+ *       placements in: a single change move places a job without conflict) and on a victim
+ *       state per (queue, priority) (work the gang may justifiably and profitably evict, and
+ *       migratable work, lifted: options that the evict-and-place move makes room for).</li>
+ *   <li>Running jobs become entities only when some pending option touches their GPUs: other
+ *       running work can be neither a useful victim nor make useful room, so it joins the
+ *       pinned facts. That keeps the model (and the solver's start-up) proportional to the
+ *       contested part of the cluster.</li>
  * </ul>
  * Each state gives the {@code k} best-fit candidates ({@link GangPacker#candidates}); GPU indices
- * are chosen on that state (lowest free in the tightest island/NUMA group), so options taken on
- * the same state rarely collide by accident.
+ * are chosen on that state (lowest free in the tightest island/NUMA group, preferring GPUs free
+ * in greedy's state), so options rarely collide by accident.
  */
 public final class OptionGenerator {
     /** Candidates per state for a pending gang, and for a migration. */
@@ -47,12 +50,11 @@ public final class OptionGenerator {
     private final GreedyPass.Result greedy;
     private final GangPacker packer;
     private final ClusterState emptyState;
-    private final ClusterState pinnedState;
-    private final NodeCapacity[] capacities;
+    private ClusterState fixedState;
+    private NodeCapacity[] capacities;
     private final GpuSlot[][] slots;
     private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
     private int nextOptionId;
-    private int pendingIndex;
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, int pendingPerState, int migrationsPerState) {
         this.sc = sc;
@@ -61,27 +63,50 @@ public final class OptionGenerator {
         this.migrationsPerState = migrationsPerState;
         this.packer = new GangPacker(sc.nodes());
         this.emptyState = new ClusterState(sc);
-        this.pinnedState = emptyState.copy();
-        sc.running().stream().filter(RunningJob::pinned).forEach(pinnedState::occupy);
-        pinnedState.preferFreeIn(greedy.state());
-        capacities = new NodeCapacity[sc.nodes().size()];
-        slots = new GpuSlot[sc.nodes().size()][];
-        for (int i = 0; i < capacities.length; i++) {
-            Node n = sc.nodes().get(i);
-            long total = 1000L * n.gpus();
-            long free = pinnedState.freeMilli(i);
-            capacities[i] = new NodeCapacity(i, n.name(), pinnedState.cpuFree(i), pinnedState.memFree(i), free, total, free < total);
-        }
+        this.slots = new GpuSlot[sc.nodes().size()][];
     }
 
     public PlacementModel build(ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides<ai.timefold.solver.core.api.score.HardMediumSoftScore> overrides) {
-        Map<String, QueueFacts> queueFacts = queueFacts();
+        // pass 1: where could each pending gang go?
+        Map<String, List<GangPacker.GangFit>> pendingFits = new LinkedHashMap<>();
+        long[] touched = new long[sc.nodes().size()];
+        int rotation = 0;
+        for (PendingJob p : sc.pending()) {
+            List<GangPacker.GangFit> fits = pendingFits(p, rotation++);
+            pendingFits.put(p.name(), fits);
+            for (GangPacker.GangFit fit : fits) {
+                for (GangPacker.Assigned a : fit.tasks()) {
+                    for (int g : a.gpus()) {
+                        touched[a.node()] |= 1L << g;
+                    }
+                }
+            }
+        }
+        // running work that no option touches joins the pinned facts
+        Set<String> fixed = new HashSet<>();
+        for (RunningJob r : sc.running()) {
+            if (r.pinned() || !touches(r, touched)) {
+                fixed.add(r.name());
+            }
+        }
+        fixedState = emptyState.copy();
+        sc.running().stream().filter(r -> fixed.contains(r.name())).forEach(fixedState::occupy);
+        fixedState.preferFreeIn(greedy.state());
+        capacities = new NodeCapacity[sc.nodes().size()];
+        for (int i = 0; i < capacities.length; i++) {
+            Node n = sc.nodes().get(i);
+            long total = 1000L * n.gpus();
+            long free = fixedState.freeMilli(i);
+            capacities[i] = new NodeCapacity(i, n.name(), fixedState.cpuFree(i), fixedState.memFree(i), free, total, free < total);
+        }
+        // pass 2: entities and options
+        Map<String, QueueFacts> queueFacts = queueFacts(fixed);
         QueueLedger ledger = greedy.ledger();
         List<GangAssignment> entities = new ArrayList<>();
         Map<String, PendingJob> pendingByName = new LinkedHashMap<>();
         Map<String, RunningJob> runningByName = new LinkedHashMap<>();
         for (RunningJob r : sc.running()) {
-            if (r.pinned()) {
+            if (fixed.contains(r.name())) {
                 continue;
             }
             runningByName.put(r.name(), r);
@@ -89,30 +114,50 @@ public final class OptionGenerator {
         }
         for (PendingJob p : sc.pending()) {
             pendingByName.put(p.name(), p);
-            entities.add(pendingEntity(p, queueFacts, ledger));
+            entities.add(pendingEntity(p, pendingFits.get(p.name()), queueFacts, ledger));
         }
         return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId);
+    }
+
+    private boolean touches(RunningJob r, long[] touched) {
+        for (RunningTask t : r.tasks()) {
+            int node = greedy.state().indexOf(t.node());
+            for (int g : t.gpus()) {
+                if ((touched[node] & (1L << g)) != 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private List<QueueFacts> chain(String queue, Map<String, QueueFacts> facts, QueueLedger ledger) {
         return ledger.chain(queue).stream().map(facts::get).toList();
     }
 
-    private GangAssignment pendingEntity(PendingJob job, Map<String, QueueFacts> facts, QueueLedger ledger) {
+    /** Greedy's own placement first, then the best fits on greedy's state and on the victim state. */
+    private List<GangPacker.GangFit> pendingFits(PendingJob job, int rotation) {
         List<Replica> reps = Replica.of(job);
+        List<GangPacker.GangFit> fits = new ArrayList<>();
+        GangPacker.GangFit greedyFit = greedy.fits().get(job.name());
+        if (greedyFit != null) {
+            fits.add(greedyFit);
+        }
+        fits.addAll(packer.candidates(greedy.state(), job, reps, pendingPerState, rotation));
+        fits.addAll(packer.candidates(victimState(job), job, reps, pendingPerState, rotation));
+        return fits;
+    }
+
+    private GangAssignment pendingEntity(PendingJob job, List<GangPacker.GangFit> fits, Map<String, QueueFacts> facts, QueueLedger ledger) {
         List<PlacementOption> options = new ArrayList<>();
         Map<String, PlacementOption> seen = new HashMap<>();
-        GangPacker.GangFit greedyFit = greedy.fits().get(job.name());
         PlacementOption seed = null;
-        if (greedyFit != null) {
-            seed = add(options, seen, option(PlacementOption.Kind.PLACE, greedyFit.tasks(), job.network()));
-        }
-        int rotation = pendingIndex++;
-        for (GangPacker.GangFit fit : packer.candidates(greedy.state(), job, reps, pendingPerState, rotation)) {
-            add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
-        }
-        for (GangPacker.GangFit fit : packer.candidates(victimState(job), job, reps, pendingPerState, rotation)) {
-            add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
+        GangPacker.GangFit greedyFit = greedy.fits().get(job.name());
+        for (GangPacker.GangFit fit : fits) {
+            PlacementOption o = add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
+            if (fit == greedyFit) {
+                seed = o;
+            }
         }
         long waited = Math.max(0, sc.nowSeconds() - job.submittedAtSeconds());
         // aging: +1 priority point per 10 minutes waited, at most +100, so old jobs do not starve
@@ -169,7 +214,7 @@ public final class OptionGenerator {
             } finally {
                 state.occupy(job);
             }
-            for (GangPacker.GangFit fit : packer.candidates(pinnedState, shape, reps, migrationsPerState)) {
+            for (GangPacker.GangFit fit : packer.candidates(fixedState, shape, reps, migrationsPerState)) {
                 add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
             }
         }
@@ -245,20 +290,20 @@ public final class OptionGenerator {
             slots[node] = new GpuSlot[sc.nodes().get(node).gpus()];
         }
         if (slots[node][gpu] == null) {
-            slots[node][gpu] = new GpuSlot(node, gpu, sc.nodes().get(node).name(), pinnedState.sharedMilli(node, gpu));
+            slots[node][gpu] = new GpuSlot(node, gpu, sc.nodes().get(node).name(), fixedState.sharedMilli(node, gpu));
         }
         return slots[node][gpu];
     }
 
     /** Queue facts: before/pinned totals (leaf and subtree), limits, and a weighted fair share of the cluster. */
-    private Map<String, QueueFacts> queueFacts() {
+    private Map<String, QueueFacts> queueFacts(Set<String> fixed) {
         QueueLedger ledger = new QueueLedger(sc);
         Map<String, Long> leafBefore = new HashMap<>();
         Map<String, Long> leafPinned = new HashMap<>();
         Map<String, Long> subtreePinned = new HashMap<>();
         for (RunningJob r : sc.running()) {
             leafBefore.merge(r.queue(), r.gpuMilli(), Long::sum);
-            if (r.pinned()) {
+            if (fixed.contains(r.name())) {
                 leafPinned.merge(r.queue(), r.gpuMilli(), Long::sum);
                 for (String q : ledger.chain(r.queue())) {
                     subtreePinned.merge(q, r.gpuMilli(), Long::sum);
