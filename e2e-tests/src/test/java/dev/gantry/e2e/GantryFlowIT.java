@@ -17,9 +17,19 @@ import org.junit.jupiter.params.provider.CsvSource;
 @ExtendWith(RunningGantry.class)
 class GantryFlowIT {
 
+    /** The vision team's queue, capped at 16 GPUs, open to the team only. */
+    private static void visionQueue() {
+        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+                .body("{\"capability\": {\"gpus\": 16}, \"members\": {\"teams\": [\"vision\"]}}")
+                .when().put("/v1/queues/normal")
+                .then().statusCode(200);
+    }
+
     @Test
     void submittedJobTravelsFromAdmissionToPlacement() {
+        visionQueue();
         String jobId = given().baseUri(RunningGantry.url("admission-service"))
+                .auth().oauth2(RunningGantry.token("alice", "vision"))
                 .contentType(ContentType.JSON)
                 .body("""
                         {"name": "e2e-train", "queue": "normal", "priority": 100, "minAvailable": 2,
@@ -34,6 +44,25 @@ class GantryFlowIT {
                         .when().get("/v1/pending-jobs")
                         .then().statusCode(200)
                         .body("jobId", hasItem(jobId)));
+    }
+
+    @Test
+    void quotaServiceRefusesWhatTheQueueCannotTake() {
+        visionQueue();
+        String job = """
+                {"name": "too-big", "queue": "normal", "taskGroups": [{"name": "worker", "replicas": 4, "gpusPerReplica": 8}]}
+                """;
+        given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .contentType(ContentType.JSON).body(job)
+                .when().post("/v1/jobs")
+                .then().statusCode(422)
+                .contentType(startsWith("application/problem+json"))
+                .body("detail", startsWith("ExceedsQueueCapability"));
+        given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("mallory", "speech"))
+                .contentType(ContentType.JSON).body(job.replace("\"replicas\": 4", "\"replicas\": 1"))
+                .when().post("/v1/jobs")
+                .then().statusCode(422)
+                .body("detail", startsWith("NotMember"));
     }
 
     @ParameterizedTest(name = "{0} serves health, metrics and OpenAPI")
@@ -51,7 +80,8 @@ class GantryFlowIT {
             "quota-service, PUT, /v1/queues/broken",
             "node-inventory-service, PUT, /v1/nodes/broken"})
     void everyWritingServiceRejectsMalformedJsonAsProblem(String service, String method, String path) {
-        given().baseUri(RunningGantry.url(service)).contentType(ContentType.JSON).body("{\"oops\": ")
+        given().baseUri(RunningGantry.url(service)).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .contentType(ContentType.JSON).body("{\"oops\": ")
                 .when().request(method, path)
                 .then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))

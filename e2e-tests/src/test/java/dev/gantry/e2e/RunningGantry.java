@@ -76,11 +76,37 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
-    /** placement reads jobs.* through a durable consumer of its own, so it never competes with a dev instance. */
+    /** The test key pair admission verifies tokens with; {@link #token} signs with its private half. */
+    static Path jwtDir() {
+        return Path.of(System.getProperty("gantry.root", "..")).resolve("admission-service/src/test/resources/jwt");
+    }
+
+    /** A bearer token minted by {@code bin/gantry token}, as users get theirs. */
+    public static String token(String user, String team) {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        ProcessBuilder mint = new ProcessBuilder(root.resolve("bin/gantry").toString(), "token", user, "--team", team);
+        mint.environment().put("GANTRY_JWT_DIR", jwtDir().toString());
+        try {
+            Process process = mint.start();
+            String token = new String(process.getInputStream().readAllBytes()).trim();
+            if (process.waitFor() != 0) {
+                throw new IllegalStateException("bin/gantry token failed: " + new String(process.getErrorStream().readAllBytes()));
+            }
+            return token;
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException("cannot run bin/gantry token", e);
+        }
+    }
+
     private static List<String> extraArguments(String service) {
+        if (service.equals("admission-service")) {
+            return List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
+                    "-Dgantry.quota.url=" + url("quota-service"));
+        }
         if (!service.equals("placement-service")) {
             return List.of();
         }
+        // placement reads jobs.* through a durable consumer of its own, so it never competes with a dev instance
         String consumer = "quarkus.messaging.nats.streams.JOBS.pull-consumers.placement-jobs-e2e.consumer-configuration.";
         return List.of(
                 "-Dmp.messaging.incoming.jobs-in.consumer=placement-jobs-e2e",
