@@ -26,7 +26,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads and writes {@code gantry-scenario/v1} (FORMAT.md). Reading validates everything: types,

@@ -7,7 +7,6 @@ import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
-import dev.gantry.placement.engine.domain.Preemption;
 import dev.gantry.placement.engine.domain.Queue;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
@@ -361,9 +360,5 @@ public final class PlanValidator {
 
     static String fmt(long milli) {
         return milli % 1000 == 0 ? Long.toString(milli / 1000) : Double.toString(milli / 1000.0);
-    }
-
-    static List<String> preemptedNames(Plan plan) {
-        return plan.preemptions().stream().map(Preemption::job).toList();
     }
 }
