@@ -2,6 +2,8 @@ package dev.gantry.placement.engine.planner;
 
 import dev.gantry.placement.engine.packing.GreedyPass;
 
+import ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides;
+import ai.timefold.solver.core.api.score.HardMediumSoftScore;
 import ai.timefold.solver.core.api.solver.Solver;
 import ai.timefold.solver.core.api.solver.SolverFactory;
 import dev.gantry.placement.engine.domain.Plan;
@@ -58,6 +60,21 @@ public final class TimefoldPlanner implements Planner {
         if (sc.pending().isEmpty()) {
             return finish(greedy.plan(), start, meta);
         }
+        try {
+            return solve(sc, profile, weights, greedy, meta, start);
+        } catch (RuntimeException e) {
+            if (Boolean.getBoolean(FULL_ASSERT_PROPERTY)) {
+                throw e; // score corruption must fail the FULL_ASSERT run, not hide behind greedy
+            }
+            // a solver failure is a bug to fix, but the window still gets greedy's valid plan
+            LOG.error("{}: solver failed, greedy plan returned", sc.name(), e);
+            meta.put("fallback", "solver failed (" + e + "), greedy plan returned");
+            return finish(GreedyPass.explained(sc, greedy), start, meta);
+        }
+    }
+
+    private Plan solve(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
+            GreedyPass.Result greedy, Map<String, String> meta, long start) {
         // the greedy state must stay as greedy left it: the fallback explains from it
         long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
         if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {

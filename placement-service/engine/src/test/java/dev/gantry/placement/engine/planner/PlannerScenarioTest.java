@@ -176,6 +176,20 @@ class PlannerScenarioTest {
     }
 
     @Test
+    void weightOverridesApplyToSoftAndMediumAndRejectHard() {
+        Scenario sc = TestScenarios.load("frag-migrate-small");
+        // migrations made free: still valid, still places the whole-node job
+        Plan p = Planners.byName("timefold").plan(sc, TEST.withWeightOverrides(
+                java.util.Map.of(dev.gantry.placement.engine.solver.PlacementConstraintProvider.MIGRATION_COST, 0L)));
+        assertThat(PlanValidator.validate(sc, p)).isEmpty();
+        assertThat(placement(p, "whole-node").tasks()).hasSize(1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Planners.byName("timefold").plan(sc, TEST.withWeightOverrides(
+                        java.util.Map.of(dev.gantry.placement.engine.solver.PlacementConstraintProvider.CPU_CAPACITY, 1L))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("constraint \"CPU over allocatable\" is hard (a validity rule) and cannot be overridden");
+    }
+
+    @Test
     void fifoStopsAtTheFirstJobThatDoesNotFit() {
         Scenario sc = TestScenarios.load("type-flex");
         Plan p = plan("fifo", sc);
