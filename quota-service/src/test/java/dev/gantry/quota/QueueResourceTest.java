@@ -48,6 +48,7 @@ class QueueResourceTest {
                 .body("capability.cpuMillis", nullValue())
                 .body("guarantee.gpusByModel.A100-SXM4-80GB", equalTo(4))
                 .body("members.teams", hasItem("vision"))
+                .body("members.empty", nullValue())
                 .body("limits.maxRunningGpus", equalTo(12));
         given().when().get("/v1/queues").then().statusCode(200).body("name", hasItems("research", "vision"));
         assertThat(db.queryLong("select guarantee_gpus from queue where name = 'research'")).isEqualTo(16);

@@ -99,7 +99,7 @@ public final class AdmissionPolicy {
     /** The nearest queue on the path to the root that lists members decides; none: open to all. */
     static Optional<Rejection> member(Request request, Context context) {
         for (QueueSpec q : context.tree().pathToRoot(request.queue())) {
-            if (q.members().isEmpty()) {
+            if (q.members().listsNobody()) {
                 continue;
             }
             boolean member = q.members().users().contains(request.user())

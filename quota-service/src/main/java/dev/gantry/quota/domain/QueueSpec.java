@@ -29,7 +29,7 @@ public record QueueSpec(String name, String parent, int weight, ResourceAmounts 
             teams = teams == null ? List.of() : List.copyOf(teams);
         }
 
-        public boolean isEmpty() {
+        public boolean listsNobody() {
             return users.isEmpty() && teams.isEmpty();
         }
     }

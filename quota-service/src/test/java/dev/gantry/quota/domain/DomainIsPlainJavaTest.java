@@ -13,6 +13,7 @@ class DomainIsPlainJavaTest {
     @Test
     void domainImportsNoFramework() {
         JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                 .importPackages("dev.gantry.quota");
         noClasses().that().resideInAPackage("dev.gantry.quota.domain..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.quarkus..", "jakarta..", "io.smallrye..", "org.hibernate..",
