@@ -1,0 +1,94 @@
+package dev.gantry.admission;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementReleased;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.Subscription;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lifecycle driven by placement's reports over the real JetStream, each report applied once;
+ * and the outbox's promise: an event committed but never published (the process died in between)
+ * goes out when the relay runs again.
+ */
+@QuarkusTest
+class LifecycleEventsTest {
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    private String state(String id) {
+        return db.queryString("select state from job where id = ?::uuid", id);
+    }
+
+    @Test
+    void boundThenPreemptedJobIsPlacedThenRequeuedWithItsSubmissionTime() throws Exception {
+        String token = Tokens.of("alice", "vision");
+        String id = given().auth().oauth2(token).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        String submittedAt = db.queryString("select submitted_at from job where id = ?::uuid", id);
+        UUID jobId = UUID.fromString(id);
+
+        EventEnvelope<PlacementBound> bound = EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
+                new PlacementBound(jobId, "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now()));
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(bound);
+            nats.publish(bound); // redelivered: must change nothing
+            await().atMost(Duration.ofSeconds(20)).until(() -> "PLACED".equals(state(id)));
+
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_PREEMPTED, id,
+                    new PlacementReleased(jobId, "normal", "reclaimed by queue urgent", Instant.now())));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "QUEUED".equals(state(id)));
+        }
+        assertThat(db.queryString("select submitted_at from job where id = ?::uuid", id)).isEqualTo(submittedAt);
+        assertThat(db.queryString("select pending_reason from job where id = ?::uuid", id)).contains("reclaimed by queue urgent");
+        assertThat(db.queryLong("select count(*) from processed_event where event_id = ?::uuid", bound.eventId().toString()))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void anEventCommittedButNeverPublishedGoesOutOnTheNextRelay() throws Exception {
+        UUID eventId = UUID.randomUUID();
+        String envelope = "{\"eventId\":\"" + eventId + "\",\"type\":\"jobs.cancelled\",\"occurredAt\":\"" + Instant.now()
+                + "\",\"subjectId\":\"crash-test\",\"version\":1,\"payload\":{\"jobId\":\"" + UUID.randomUUID()
+                + "\",\"queue\":\"normal\",\"cancelledBy\":\"alice\",\"cancelledAt\":\"" + Instant.now() + "\"}}";
+        try (Connection nats = Nats.connect(natsUrl)) {
+            Subscription subscription = nats.subscribe("jobs.cancelled");
+            nats.flush(Duration.ofSeconds(2));
+            // what a crash right after the commit leaves behind: the row, and nothing on the broker
+            db.execute("insert into outbox_event (event_id, subject, subject_id, envelope, created_at, attempts) "
+                    + "values (?::uuid, 'jobs.cancelled', 'crash-test', ?, now(), 0)", eventId.toString(), envelope);
+
+            boolean seen = false;
+            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            while (!seen && System.nanoTime() < deadline) {
+                io.nats.client.Message message = subscription.nextMessage(Duration.ofSeconds(1));
+                seen = message != null && new String(message.getData(), StandardCharsets.UTF_8).contains(eventId.toString());
+            }
+            assertThat(seen).as("the orphaned outbox row reached NATS").isTrue();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                db.queryLong("select count(*) from outbox_event where event_id = ?::uuid and published_at is not null",
+                        eventId.toString()) == 1);
+    }
+}
