@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.gantry.inventory.kubernetes.KubernetesNodeMapperTest;
+import dev.gantry.inventory.kubernetes.NodeInformer;
 import dev.gantry.testing.TestDatabase;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
@@ -40,8 +41,12 @@ class KubernetesInformerTest {
     @Inject
     TestDatabase db;
 
+    @Inject
+    NodeInformer informer;
+
     @Test
     void nodesFollowTheApiServer() {
+        assertThat(informer.watching()).isTrue();
         KubernetesClient client = server.getClient();
         client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-dgx-01")).create();
 

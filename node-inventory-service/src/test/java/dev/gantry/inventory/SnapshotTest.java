@@ -8,7 +8,17 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.inventory.kubernetes.NodeInformer;
 import dev.gantry.testing.TestDatabase;
+import io.restassured.http.ContentType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
@@ -19,6 +29,41 @@ class SnapshotTest {
 
     @Inject
     TestDatabase db;
+
+    @Inject
+    NodeInformer informer;
+
+    @Test
+    void withKubernetesDisabledNoInformerRuns() {
+        assertThat(informer.watching()).isFalse();
+    }
+
+    @Test
+    void concurrentWritesGetDistinctConsecutiveVersions() throws Exception {
+        long before = Nodes.version(db);
+        int writers = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        try {
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int i = 0; i < writers; i++) {
+                String name = "race-" + i;
+                results.add(pool.submit(() -> given().contentType(ContentType.JSON).body(DGX)
+                        .when().put("/v1/nodes/" + name).then().extract().statusCode()));
+            }
+            for (Future<Integer> result : results) {
+                assertThat(result.get(60, TimeUnit.SECONDS)).isEqualTo(200);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(Nodes.version(db)).isEqualTo(before + writers);
+        List<Long> versions = new ArrayList<>();
+        for (int i = 0; i < writers; i++) {
+            String envelope = db.queryString("select envelope from outbox_event where subject_id = ? order by id desc limit 1", "race-" + i);
+            versions.add(EventCodec.decode(envelope, NodeChanged.class).payload().snapshotVersion());
+        }
+        assertThat(versions).doesNotHaveDuplicates().allMatch(v -> v > before && v <= before + writers);
+    }
 
     @Test
     void theVersionIsTheEtagAndAnUnchangedSnapshotIsNotModified() {

@@ -81,6 +81,11 @@ public class NodeInformer {
         LOG.infof("watching Kubernetes Nodes (resync %s)", resync);
     }
 
+    /** Whether the informer runs (false when the source is disabled: no client was created). */
+    public boolean watching() {
+        return informer != null;
+    }
+
     void stop(@Observes ShutdownEvent event) {
         if (informer != null) {
             informer.close();
