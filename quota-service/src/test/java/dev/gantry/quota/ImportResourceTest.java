@@ -106,6 +106,9 @@ class ImportResourceTest {
                 + " \"capability\": {\"gpus\": 32}}").when().put("/v1/queues/imp-vision").then().statusCode(200);
         post(MANIFESTS.replace("weight: 1", "weight: 5")).statusCode(200);
         given().when().get("/v1/queues/imp-vision").then().body("weight", equalTo(5)).body("state", equalTo("CLOSED"));
+        // ...unless the manifest states it (Volcano's status.state)
+        post(MANIFESTS.replace("weight: 1", "weight: 5\n  state: Open")).statusCode(200);
+        given().when().get("/v1/queues/imp-vision").then().body("state", equalTo("OPEN"));
     }
 
     @Test

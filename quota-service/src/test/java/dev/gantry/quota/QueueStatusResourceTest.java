@@ -108,6 +108,13 @@ class QueueStatusResourceTest {
     }
 
     @Test
+    void openApiDescribesTheEndpoints() {
+        given().accept("application/json").when().get("/q/openapi").then().statusCode(200)
+                .body("paths.'/v1/admission-checks'.post", org.hamcrest.Matchers.notNullValue())
+                .body("paths.'/v1/queues/{name}/status'.get", org.hamcrest.Matchers.notNullValue());
+    }
+
+    @Test
     void unknownQueueIsNotFound() {
         given().when().get("/v1/queues/st-nowhere/status").then().statusCode(404)
                 .contentType(startsWith("application/problem+json"));

@@ -23,8 +23,8 @@ import java.util.stream.Collectors;
 /**
  * {@code POST /v1/import}: multi-document YAML of Volcano Queues and Kubernetes PriorityClasses,
  * stored all together or not at all. A Volcano queue replaces the stored queue's weight,
- * guarantee, capability, reclaimable and parent; its state, members and limits (which Volcano
- * does not carry) are kept. {@code parent: root} means a top-level queue unless a queue named
+ * guarantee, capability, reclaimable and parent (and its state when the manifest has one: Volcano's
+ * status.state); its members and limits (which Volcano does not carry) are kept. {@code parent: root} means a top-level queue unless a queue named
  * {@code root} exists or is imported.
  */
 @Path("/v1/import")
@@ -68,7 +68,7 @@ public class ImportResource {
                 }
                 QueueSpec old = stored.get(q.name());
                 queues.add(new QueueSpec(q.name(), parent, q.weight(), q.guarantee(), q.capability(), q.reclaimable(),
-                        old == null ? q.state() : old.state(), old == null ? q.members() : old.members(),
+                        old == null || d.stateGiven() ? q.state() : old.state(), old == null ? q.members() : old.members(),
                         old == null ? q.limits() : old.limits()));
             }
             return store.saveAll(queues, classes, name -> queuePrefix.getOrDefault(name, ""),

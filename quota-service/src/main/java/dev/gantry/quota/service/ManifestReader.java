@@ -32,8 +32,11 @@ public final class ManifestReader {
 
     private static final YAMLMapper YAML = new YAMLMapper();
 
-    /** A queue read from document {@code index}; {@code parent} is as written (Volcano's implicit "root" included). */
-    public record QueueDocument(int index, QueueSpec spec) {
+    /**
+     * A queue read from document {@code index}; {@code parent} is as written (Volcano's implicit "root"
+     * included); {@code stateGiven}: the manifest says whether the queue is open.
+     */
+    public record QueueDocument(int index, QueueSpec spec, boolean stateGiven) {
     }
 
     public record ClassDocument(int index, PriorityClassSpec spec) {
@@ -83,9 +86,9 @@ public final class ManifestReader {
             String apiVersion = doc.path("apiVersion").asText("");
             String kind = doc.path("kind").asText("");
             if (VOLCANO_V1BETA1.equals(apiVersion) && "Queue".equals(kind)) {
-                QueueSpec spec = queue(doc, at, violations, warnings);
-                if (spec != null) {
-                    queues.add(new QueueDocument(i, spec));
+                QueueDocument queue = queue(i, doc, at, violations, warnings);
+                if (queue != null) {
+                    queues.add(queue);
                 }
             } else if (SCHEDULING_V1.equals(apiVersion) && "PriorityClass".equals(kind)) {
                 PriorityClassSpec spec = priorityClass(doc, at, violations);
@@ -112,7 +115,7 @@ public final class ManifestReader {
         return name;
     }
 
-    private static QueueSpec queue(JsonNode doc, String at, List<FieldViolation> violations, List<String> warnings) {
+    private static QueueDocument queue(int index, JsonNode doc, String at, List<FieldViolation> violations, List<String> warnings) {
         String name = name(doc, at, violations);
         JsonNode spec = doc.path("spec");
         int before = violations.size();
@@ -140,10 +143,21 @@ public final class ManifestReader {
         Long gMem = memory(guar.get("memory"), at + ".spec.guarantee.resource.memory", violations);
         ResourceAmounts guarantee = new ResourceAmounts(gGpus == null ? 0 : gGpus, gCpu == null ? 0 : gCpu, gMem == null ? 0 : gMem,
                 Map.of());
+        // Volcano keeps the state in status.state (Open, Closed, Closing); some manifests carry spec.state
+        String stateText = spec.hasNonNull("state") ? spec.get("state").asText() : doc.path("status").path("state").asText(null);
+        QueueSpec.QueueState state = null;
+        if (stateText != null) {
+            switch (stateText) {
+                case "Open" -> state = QueueSpec.QueueState.OPEN;
+                case "Closed", "Closing" -> state = QueueSpec.QueueState.CLOSED;
+                default -> violations.add(new FieldViolation(at + ".state", "must be Open, Closed or Closing (was '" + stateText + "')"));
+            }
+        }
         if (name == null || violations.size() > before) {
             return null;
         }
-        return new QueueSpec(name, parent, weight, guarantee, capability, reclaimable, QueueSpec.QueueState.OPEN, null, null);
+        return new QueueDocument(index, new QueueSpec(name, parent, weight, guarantee, capability, reclaimable, state, null, null),
+                state != null);
     }
 
     private static Map<String, String> resources(JsonNode node, String at, List<FieldViolation> violations, List<String> warnings) {
