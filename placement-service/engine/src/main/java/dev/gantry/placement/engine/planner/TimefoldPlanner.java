@@ -87,8 +87,9 @@ public final class TimefoldPlanner implements Planner {
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));
         // the deadline covers the whole call: keep time to turn the solution into a checked plan
+        // (measured: extraction and checks about 20 us per entity, the solver's overshoot about 10%)
         Duration reserve = Duration.ofMillis(Math.min(profile.spentLimit().toMillis() / 4,
-                20 + model.solution().getAssignments().size() / 25));
+                30 + model.solution().getAssignments().size() / 15));
         Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start).minus(reserve);
         // the solver spends about this before its first step (score session over every option)
         Duration startup = startup(model.solution().getAssignments().size());
