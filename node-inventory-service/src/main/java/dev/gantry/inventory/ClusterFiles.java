@@ -21,7 +21,6 @@ import jakarta.validation.ConstraintViolation;
 import jakarta.validation.Valid;
 import jakarta.validation.Validator;
 import jakarta.validation.constraints.NotNull;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -108,8 +107,6 @@ public class ClusterFiles {
             throw InvalidRequestException.badRequest(field.isEmpty() ? "nodes" : field, e.getOriginalMessage());
         } catch (JsonProcessingException e) {
             throw InvalidRequestException.badRequest("nodes", "not valid " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw InvalidRequestException.badRequest("nodes", e.getMessage());
         }
         if (file == null) {
             throw InvalidRequestException.badRequest("nodes", "the cluster file is empty");
