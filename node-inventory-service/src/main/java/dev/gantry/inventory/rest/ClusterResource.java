@@ -3,6 +3,7 @@ package dev.gantry.inventory.rest;
 import dev.gantry.inventory.ClusterFiles;
 import dev.gantry.inventory.NodeRegistry;
 import io.smallrye.mutiny.Uni;
+import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
@@ -36,6 +37,7 @@ public class ClusterResource {
      */
     @POST
     @Path("/{action}")
+    @Operation(summary = "Apply a cluster file (JSON or YAML nodes of the scenario format): POST /v1/cluster:apply")
     @Consumes({MediaType.APPLICATION_JSON, "application/yaml", "application/x-yaml", "text/yaml"})
     public Uni<NodeRegistry.ApplyResult> apply(@PathParam("action") String action,
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {

@@ -7,6 +7,7 @@ import dev.gantry.inventory.domain.NodeSource;
 import dev.gantry.kit.problem.InvalidRequestException;
 import io.quarkus.resteasy.reactive.jackson.CustomDeserialization;
 import io.smallrye.mutiny.Uni;
+import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
@@ -74,6 +75,7 @@ public class NodeResource {
      */
     @POST
     @Path("/{nameAndAction}")
+    @Operation(summary = "Cordon or uncordon a node: POST /v1/nodes/{name}:cordon, POST /v1/nodes/{name}:uncordon")
     public Uni<NodeInfo> action(@PathParam("nameAndAction") String nameAndAction) {
         int colon = nameAndAction.lastIndexOf(':');
         String name = colon < 0 ? nameAndAction : nameAndAction.substring(0, colon);
