@@ -127,6 +127,43 @@ class MessagingTest {
     }
 
     @Test
+    void aBoundJobIsNoLongerPending() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        Map<String, Object> queued = Map.of("jobId", jobId.toString(), "name", "train", "queue", "msg-pending", "owner", "alice",
+                "priority", 100, "taskGroups", List.of(Map.of("name", "worker", "replicas", 1, "gpusPerReplica", 2, "cpuMillis", 0, "memoryMiB", 0)));
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), queued));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(db.queryLong("select count(*) from pending_job where job_id = ?", jobId)).isEqualTo(1));
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_BOUND, jobId.toString(),
+                    new PlacementBound(jobId, "msg-pending", "alice", 2, null, 0, 0, Instant.now())));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(db.queryLong("select count(*) from allocation where job_id = ?", jobId)).isEqualTo(1));
+            assertThat(db.queryLong("select count(*) from pending_job where job_id = ?", jobId)).isZero();
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_PREEMPTED, jobId.toString(),
+                    new PlacementReleased(jobId, "msg-pending", "reclaimed by urgent", Instant.now())));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(db.queryLong("select count(*) from allocation where job_id = ?", jobId)).isZero());
+        }
+    }
+
+    @Test
+    void nodesEventsKeepTheClusterCapacity() throws Exception {
+        String node = "msg-node-" + UUID.randomUUID().toString().substring(0, 8);
+        // nodes.upserted as node-inventory writes it: the node under "node", with the snapshot version
+        Map<String, Object> upserted = Map.of("snapshotVersion", 1, "node", Map.of("name", node, "gpuModel", "H100", "gpus", 8,
+                "cpuMillis", 224000, "memoryMiB", 1900000, "schedulable", true, "health", "READY"));
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, node, upserted));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(db.queryString("select gpus || '/' || ready from node_capacity where name = ?", node)).isEqualTo("8/true"));
+            nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, node, Map.of("snapshotVersion", 2, "name", node)));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(db.queryLong("select count(*) from node_capacity where name = ?", node)).isZero());
+        }
+    }
+
+    @Test
     void malformedPlacementEventIsAcknowledgedAndCounted() throws Exception {
         double before = consumed(Subjects.PLACEMENTS_STREAM, "malformed");
         try (TestNats nats = TestNats.connect(natsUrl)) {
