@@ -2,7 +2,6 @@ package dev.gantry.quota.domain;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -103,14 +102,23 @@ public final class FairShare {
             s.append("; ");
             s.append(switch (limit) {
                 case DEMAND -> String.format(Locale.ROOT, "that covers its whole demand (%s GPUs)", num(demand.gpus()));
-                case CAPABILITY -> String.format(Locale.ROOT, "it is capped by its capability (%s GPUs, demand %s)",
-                        num(capability.gpus()), num(demand.gpus()));
+                case CAPABILITY -> cappedBy();
                 case POOL -> exhausted == 0
                         ? "it stops there because the GPUs of " + poolName + " are all shared out"
                         : "it stops there because the " + Amounts.UNITS[exhausted] + " of " + poolName
                                 + " ran out (dominant-resource fairness: a queue's shares of all resources grow together)";
             });
             return s.toString();
+        }
+
+        private String cappedBy() {
+            for (int r = 0; r < Amounts.DIMENSIONS; r++) {
+                if (capability.get(r) < demand.get(r)) {
+                    return String.format(Locale.ROOT, "it is capped by its capability (%s %s, demand %s)",
+                            num(capability.get(r)), Amounts.UNITS[r], num(demand.get(r)));
+                }
+            }
+            return "it is capped by its capability";
         }
     }
 
@@ -373,11 +381,6 @@ public final class FairShare {
             c.usageFactor = Math.max(MIN_USAGE_FACTOR, Math.pow(2, -normalizedUsage / normalizedShares));
             c.effWeight = c.in.weight() * c.usageFactor;
         }
-    }
-
-    /** Effective-weight-free view: the queues by name, for callers that need lookups. */
-    public static Map<String, Share> byName(Result result) {
-        return new HashMap<>(result.shares());
     }
 
     private static String num(double value) {
