@@ -193,8 +193,8 @@ public final class ReasonAnalyzer {
                 k -> reclaimable(job, domainForReclaim));
         String model = job.gpuModels().isEmpty() ? " " : " x " + String.join("|", job.gpuModels()) + " ";
         String need = job.minAvailable() < reps.size()
-                ? "gang needs at least " + gpus(minMilli) + model + "GPUs (" + job.minAvailable() + " of " + reps.size() + " pods)"
-                : "gang needs " + gpus(total) + model + "GPUs";
+                ? "gang needs at least " + gpus(minMilli) + model + gpuWord(minMilli) + " (" + job.minAvailable() + " of " + reps.size() + " pods)"
+                : "gang needs " + gpus(total) + model + gpuWord(total);
         String scope = scope(level, job.requireInfiniBand());
         String have = (level == NetworkLevel.ANY && !job.requireInfiniBand() ? "the eligible nodes have " : "the best " + (level == NetworkLevel.ANY ? "InfiniBand fabric" : domainName(level)) + " has ")
                 + gpus(bestFree) + " free"
@@ -266,6 +266,10 @@ public final class ReasonAnalyzer {
             case ZONE -> "zone";
             case ANY -> "node set";
         };
+    }
+
+    private static String gpuWord(long milli) {
+        return milli == 1000 ? "GPU" : "GPUs";
     }
 
     static String gpus(long milli) {

@@ -55,6 +55,15 @@ public final class PlanExtractor {
                 migrations.add(new Migration(r.name(), tasks(a.getOption())));
             }
         }
+        // who holds each GPU in the solution: names the work in the way of a waiting gang
+        Map<GpuSlot, List<GangAssignment>> holders = new java.util.IdentityHashMap<>();
+        for (GangAssignment a : solution.getAssignments()) {
+            if (a.getOption() != null) {
+                for (SlotUse u : a.getOption().slots()) {
+                    holders.computeIfAbsent(u.slot(), k -> new ArrayList<>(1)).add(a);
+                }
+            }
+        }
         List<Placement> placements = new ArrayList<>();
         List<Unplaced> unplaced = new ArrayList<>();
         ReasonAnalyzer reasons = new ReasonAnalyzer(sc, st, ledger, new GangPacker(sc.nodes()));
@@ -65,10 +74,43 @@ public final class PlanExtractor {
             if (placedNames.contains(p.name())) {
                 placements.add(new Placement(p.name(), tasks(a.getOption())));
             } else {
-                unplaced.add(new Unplaced(p.name(), reasons.explain(p)));
+                unplaced.add(new Unplaced(p.name(), reasons.explain(p) + heldBy(a, holders)));
             }
         }
         return new Plan(Plan.FORMAT, sc.name(), placements, preemptions, migrations, unplaced, solveMillis, metadata);
+    }
+
+    /** How many holders a reason names at most. */
+    private static final int MAX_NAMED = 3;
+
+    /**
+     * The work that holds the GPUs of the waiting gang's best option (priority, queue, whether it
+     * may be preempted): the plan found keeping it worth more. Empty when the option is blocked
+     * by something else (CPU, memory, queue capability) or the gang has no option.
+     */
+    private static String heldBy(GangAssignment waiting, Map<GpuSlot, List<GangAssignment>> holders) {
+        if (waiting == null || waiting.getOptions().isEmpty()) {
+            return "";
+        }
+        PlacementOption best = waiting.getOptions().getFirst();
+        java.util.LinkedHashSet<GangAssignment> inWay = new java.util.LinkedHashSet<>();
+        for (SlotUse u : best.slots()) {
+            for (GangAssignment h : holders.getOrDefault(u.slot(), List.of())) {
+                if (h != waiting) {
+                    inWay.add(h);
+                }
+            }
+        }
+        if (inWay.isEmpty()) {
+            return "";
+        }
+        List<String> named = inWay.stream().limit(MAX_NAMED).map(h -> h.getJob() + " (" + (h.running() ? "running, " : "placed now, ")
+                + "priority " + h.priority() + (h.running() && !h.preemptible() ? ", not preemptible" : "")
+                + (h.queue().equals(waiting.queue()) ? "" : ", queue " + h.queue()) + ")").toList();
+        java.util.Set<String> nodes = new java.util.TreeSet<>();
+        best.tasks().forEach(t -> nodes.add(t.nodeName()));
+        return "; its best placement (" + String.join(", ", nodes) + ") is taken by " + String.join(", ", named)
+                + (inWay.size() > MAX_NAMED ? " and " + (inWay.size() - MAX_NAMED) + " more" : "");
     }
 
     private static void occupy(ClusterState st, PlacementOption o) {
