@@ -126,6 +126,18 @@ class PlannerScenarioTest {
     }
 
     @Test
+    void aWaitingGangIsToldWhoTakesItsBestPlacement() {
+        String json = TestScenarios.json("preemption").replace("\"pending\": [", """
+                "pending": [
+                    {"name": "second", "queue": "research", "priority": 500, "submittedAtSeconds": -5,
+                     "taskGroups": [{"name": "worker", "replicas": 1, "gpusPerReplica": 8, "cpuMillis": 8000, "memoryMiB": 64000}]},""");
+        Scenario sc = dev.gantry.placement.engine.json.ScenarioCodec.read(json);
+        Plan p = plan("timefold", sc);
+        assertThat(placement(p, "urgent").tasks()).hasSize(1);
+        assertThat(reason(p, "second")).endsWith("its best placement (n0) is taken by urgent (placed now, priority 1000)");
+    }
+
+    @Test
     void reclaimTakesOnlyWhatTheOwnerNeeds() {
         Scenario sc = TestScenarios.load("reclaim");
         Plan p = plan("timefold", sc);
