@@ -38,7 +38,7 @@ public final class TimefoldPlanner implements Planner {
     /** Measured start-up of a solve per entity (score session), in microseconds. */
     static final long STARTUP_MICROS_PER_ENTITY = 60;
     /** The solver always gets at least this long. */
-    static final Duration MIN_SOLVE = Duration.ofMillis(50);
+    static final Duration MIN_SOLVE = Duration.ofMillis(30);
     /** Extra time for the first solve of a JVM (see {@link #plan}). */
     static final Duration COLD_START_ALLOWANCE = Duration.ofMillis(700);
     private static final java.util.concurrent.atomic.AtomicBoolean COLD = new java.util.concurrent.atomic.AtomicBoolean(true);
