@@ -17,13 +17,23 @@ import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import org.hibernate.reactive.mutiny.Mutiny;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.NotFoundException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Accepts, reads and cancels jobs. A submission is validated, checked with quota-service, and then
@@ -37,6 +47,8 @@ public class JobAdmission {
     public record Submitted(JobEntity job, boolean replayed) {
     }
 
+    private static final Duration WATCH_POLL = Duration.ofMillis(500);
+
     private final Outbox outbox;
     private final AdmissionCheck admissionCheck;
     private final MeterRegistry registry;
@@ -49,8 +61,12 @@ public class JobAdmission {
         this.sessions = sessions;
     }
 
-    public Uni<Submitted> submit(JobSpec requested, Caller caller, String idempotencyKey, String requestHash) {
+    public Uni<Submitted> submit(JobSpec requested, Caller caller, String idempotencyKey) {
+        if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > 200)) {
+            throw InvalidRequestException.badRequest("Idempotency-Key", "must be 1..200 characters");
+        }
         JobSpec spec = requested.withTeam(chargedTeam(requested, caller));
+        String requestHash = sha256(EventCodec.toJson(spec));
         List<FieldViolation> violations = spec.violations();
         if (!violations.isEmpty()) {
             count("invalid");
@@ -182,6 +198,27 @@ public class JobAdmission {
                 });
     }
 
+    /**
+     * The job now, then each change of its state or pending reason, until it ends. Polls the row,
+     * so every replica's followers see every change, whichever replica made it.
+     */
+    public Multi<JobEntity> watch(UUID id, Caller caller) {
+        AtomicBoolean ended = new AtomicBoolean();
+        // Hibernate Reactive needs the caller's Vert.x context; ticks fire on another thread
+        Context context = Vertx.currentContext();
+        return Multi.createFrom().ticks().every(WATCH_POLL)
+                .emitOn(task -> context.runOnContext(ignored -> task.run()))
+                .onItem().transformToUniAndConcatenate(tick -> current(id, caller))
+                // let the final state through, then complete (before de-duplication, which would swallow the repeats)
+                .select().first(job -> {
+                    boolean emit = !ended.get();
+                    ended.compareAndSet(false, job.state.isFinal());
+                    return emit;
+                })
+                .skip().repetitions((a, b) -> a.state == b.state && Objects.equals(a.pendingReason, b.pendingReason) ? 0 : 1)
+                .onFailure(NotFoundException.class).recoverWithCompletion();
+    }
+
     public Uni<JobEntity> cancel(UUID id, Caller caller) {
         return Panache.withTransaction(() -> JobEntity.<JobEntity>findById(id).chain(job -> {
             if (job == null || !caller.canSee(job.team)) {
@@ -203,6 +240,14 @@ public class JobAdmission {
     public Uni<List<JobEntity>> list(JobQuery query, Caller caller) {
         return Panache.withSession(() -> JobEntity.<JobEntity>find(query.hql(caller), query.parameters(caller))
                 .page(0, query.limit()).list());
+    }
+
+    private static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private void count(String outcome) {

@@ -10,16 +10,12 @@ import dev.gantry.admission.domain.InvalidSpecException;
 import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.VolcanoJob;
-import dev.gantry.admission.persistence.JobEntity;
 import dev.gantry.admission.security.Callers;
 import dev.gantry.admission.security.RequestLimits;
-import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.kit.problem.InvalidRequestException;
 import io.quarkus.security.Authenticated;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
@@ -36,17 +32,8 @@ import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.resteasy.reactive.RestHeader;
 import org.jboss.resteasy.reactive.RestStreamElementType;
 
@@ -101,10 +88,7 @@ public class JobResource {
         if (overRate.isPresent()) {
             return Uni.createFrom().item(overRate.get());
         }
-        if (idempotencyKey != null && (idempotencyKey.isBlank() || idempotencyKey.length() > 200)) {
-            throw InvalidRequestException.badRequest("Idempotency-Key", "must be 1..200 characters");
-        }
-        return admission.submit(spec, caller, idempotencyKey, sha256(EventCodec.toJson(spec)))
+        return admission.submit(spec, caller, idempotencyKey)
                 .map(submitted -> submitted.replayed()
                         ? Response.ok(JobView.of(submitted.job())).build()
                         : Response.created(URI.create("/v1/jobs/" + submitted.job().id)).entity(JobView.of(submitted.job())).build());
@@ -120,12 +104,9 @@ public class JobResource {
     public Uni<JobPage> list(@QueryParam("queue") String queue, @QueryParam("state") JobState state,
             @QueryParam("user") String user, @QueryParam("cursor") String cursor,
             @QueryParam("limit") @DefaultValue("50") @Min(1) @Max(500) int limit) {
-        Cursor after = Cursor.parse(cursor);
-        JobQuery query = new JobQuery(queue, state, user, after == null ? null : after.submittedAt(),
-                after == null ? null : after.id(), limit);
+        JobQuery query = JobQuery.page(queue, state, user, cursor, limit);
         return admission.list(query, callers.current()).map(jobs -> new JobPage(
-                jobs.stream().map(JobView::of).toList(),
-                jobs.size() < limit ? null : Cursor.of(jobs.getLast())));
+                jobs.stream().map(JobView::of).toList(), query.nextCursor(jobs)));
     }
 
     @DELETE
@@ -140,54 +121,6 @@ public class JobResource {
     @Produces(MediaType.SERVER_SENT_EVENTS)
     @RestStreamElementType(MediaType.APPLICATION_JSON)
     public Multi<JobView> events(@PathParam("id") UUID id) {
-        Caller caller = callers.current();
-        AtomicBoolean ended = new AtomicBoolean();
-        // Hibernate Reactive needs the request's Vert.x context; ticks fire on another thread
-        Context context = Vertx.currentContext();
-        // polling the job's row keeps every replica's stream right, whichever replica changed it
-        return Multi.createFrom().ticks().every(Duration.ofMillis(500))
-                .emitOn(task -> context.runOnContext(ignored -> task.run()))
-                .onItem().transformToUniAndConcatenate(tick -> admission.current(id, caller))
-                .map(JobView::of)
-                // let the final state through, then complete (before de-duplication, which would swallow the repeats)
-                .select().first(view -> {
-                    boolean emit = !ended.get();
-                    ended.compareAndSet(false, view.state().isFinal());
-                    return emit;
-                })
-                .skip().repetitions((a, b) -> sameState(a, b) ? 0 : 1)
-                .onFailure(jakarta.ws.rs.NotFoundException.class).recoverWithCompletion();
-    }
-
-    private static boolean sameState(JobView a, JobView b) {
-        return a.state() == b.state() && Objects.equals(a.pendingReason(), b.pendingReason());
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Opaque keyset cursor: base64 of "submittedAt|id" of the last job returned. */
-    record Cursor(Instant submittedAt, UUID id) {
-        static String of(JobEntity last) {
-            return Base64.getUrlEncoder().withoutPadding()
-                    .encodeToString((last.submittedAt + "|" + last.id).getBytes(StandardCharsets.UTF_8));
-        }
-
-        static Cursor parse(String cursor) {
-            if (cursor == null || cursor.isBlank()) {
-                return null;
-            }
-            try {
-                String[] parts = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split("\\|", 2);
-                return new Cursor(Instant.parse(parts[0]), UUID.fromString(parts[1]));
-            } catch (RuntimeException e) {
-                throw InvalidRequestException.badRequest("cursor", "not a cursor this API returned");
-            }
-        }
+        return admission.watch(id, callers.current()).map(JobView::of);
     }
 }

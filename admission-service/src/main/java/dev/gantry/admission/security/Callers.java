@@ -1,6 +1,7 @@
 package dev.gantry.admission.security;
 
 import dev.gantry.admission.domain.Caller;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import java.util.HashSet;
@@ -19,7 +20,11 @@ public class Callers {
     @Inject
     JsonWebToken token;
 
+    /** The caller; {@link UnauthorizedException} when the request carries no valid bearer token. */
     public Caller current() {
+        if (token.getRawToken() == null) {
+            throw new UnauthorizedException("a bearer token is required");
+        }
         Set<String> teams = new HashSet<>(token.getGroups());
         boolean admin = teams.remove(ADMIN);
         String user = token.getSubject() != null ? token.getSubject() : token.getName();
