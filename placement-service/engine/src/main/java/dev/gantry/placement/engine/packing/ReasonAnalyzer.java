@@ -25,8 +25,11 @@ import java.util.stream.Collectors;
  */
 public final class ReasonAnalyzer {
 
-    /** Whether waiting can help (capacity may free up) or the job must change. */
-    public enum Kind { WAIT, UNRESOLVABLE }
+    /**
+     * What blocks: capacity (waiting or evicting can help), the queue's capability (only the
+     * queue's own work finishing helps), or the job itself (it must change).
+     */
+    public enum Kind { CAPACITY, QUOTA, UNRESOLVABLE }
 
     /** A reason with its kind. */
     public record Reason(Kind kind, String text) {
@@ -71,7 +74,7 @@ public final class ReasonAnalyzer {
         String blockedQueue = ledger.blockedBy(job.queue(), minMilli);
         if (blockedQueue != null) {
             Queue q = ledger.queue(blockedQueue);
-            return new Reason(Kind.WAIT, "queue " + blockedQueue + " is at its capability: it holds " + gpus(ledger.after(blockedQueue))
+            return new Reason(Kind.QUOTA, "queue " + blockedQueue + " is at its capability: it holds " + gpus(ledger.after(blockedQueue))
                     + " of " + q.capabilityGpus() + " GPUs and the gang needs " + gpus(minMilli) + " more");
         }
         int[] eligible = packer.eligibleNodes(job);
@@ -83,7 +86,7 @@ public final class ReasonAnalyzer {
         if (shape != null) {
             return new Reason(Kind.UNRESOLVABLE, shape);
         }
-        return new Reason(Kind.WAIT, gangSize(job, reps, minMilli));
+        return new Reason(Kind.CAPACITY, gangSize(job, reps, minMilli));
     }
 
     private String noEligibleNode(PendingJob job) {

@@ -74,7 +74,10 @@ public final class PlanExtractor {
             if (placedNames.contains(p.name())) {
                 placements.add(new Placement(p.name(), tasks(a.getOption())));
             } else {
-                unplaced.add(new Unplaced(p.name(), reasons.explain(p) + heldBy(a, holders)));
+                ReasonAnalyzer.Reason reason = reasons.analyze(p);
+                // who holds the GPUs matters only when capacity, not the queue's capability, is the block
+                String suffix = reason.kind() == ReasonAnalyzer.Kind.CAPACITY ? heldBy(a, holders) : "";
+                unplaced.add(new Unplaced(p.name(), reason.text() + suffix));
             }
         }
         return new Plan(Plan.FORMAT, sc.name(), placements, preemptions, migrations, unplaced, solveMillis, metadata);

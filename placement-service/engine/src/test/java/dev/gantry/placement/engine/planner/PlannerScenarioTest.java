@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** Scenario files as fixtures (Volcano/KAI style): every planner's plan is valid, and each behaviour shows. */
 class PlannerScenarioTest {
-    static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable");
+    static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable", "edge-mix");
 
     /** Fast profile, but a deadline a loaded CI machine cannot miss; small windows stop early on the stall limit. */
     static final SolverProfile TEST = SolverProfile.FAST.withTimeLimit(java.time.Duration.ofSeconds(3));
@@ -199,6 +199,21 @@ class PlannerScenarioTest {
                         java.util.Map.of(dev.gantry.placement.engine.solver.PlacementConstraintProvider.CPU_CAPACITY, 1L))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("constraint \"CPU over allocatable\" is hard (a validity rule) and cannot be overridden");
+    }
+
+    @Test
+    void hierarchicalCapabilityCountsChildrenAndCpuOnlyPodsTravelWithTheGang() {
+        // edge-mix: org (capability 6) over t1 and t2; a 0-GPU driver pod, an unschedulable node,
+        // a tainted node with a selector, sharing on a node with one NVLink island of two
+        Scenario sc = TestScenarios.load("edge-mix");
+        for (String planner : List.of("greedy", "timefold")) {
+            Plan p = plan(planner, sc);
+            assertThat(placement(p, "big").tasks().getFirst().node()).isEqualTo("gpu-0");
+            assertThat(placement(p, "share").tasks()).allSatisfy(t -> assertThat(t.node()).isEqualTo("gpu-2"));
+            assertThat(reason(p, "etl")).isEqualTo("queue org is at its capability: it holds 6 of 6 GPUs and the gang needs 4 more");
+            assertThat(p.placements()).extracting(Placement::tasks).flatMap(t -> t).extracting(TaskPlacement::node)
+                    .doesNotContain("gpu-1", "cpu-0");
+        }
     }
 
     @Test
