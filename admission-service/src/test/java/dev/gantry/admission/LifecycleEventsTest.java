@@ -67,6 +67,21 @@ class LifecycleEventsTest {
     }
 
     @Test
+    void aCompletedJobSucceeds() throws Exception {
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        UUID jobId = UUID.fromString(id);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
+                    new PlacementBound(jobId, "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now())));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "PLACED".equals(state(id)));
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_COMPLETED, id,
+                    new PlacementReleased(jobId, "normal", "completed", Instant.now())));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "SUCCEEDED".equals(state(id)));
+        }
+    }
+
+    @Test
     void anEventCommittedButNeverPublishedGoesOutOnTheNextRelay() throws Exception {
         UUID eventId = UUID.randomUUID();
         String envelope = "{\"eventId\":\"" + eventId + "\",\"type\":\"jobs.cancelled\",\"occurredAt\":\"" + Instant.now()

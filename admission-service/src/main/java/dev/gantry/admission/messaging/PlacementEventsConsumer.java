@@ -23,7 +23,8 @@ import org.jboss.logging.Logger;
 
 /**
  * Moves jobs through their lifecycle as placement reports on {@code placements.*}: bound gangs are
- * PLACED, preempted ones go back to QUEUED with their original submission time, failed ones FAIL.
+ * PLACED, preempted ones go back to QUEUED with their original submission time, completed ones
+ * SUCCEED, failed ones FAIL.
  * Each event is applied once (inbox by event id, in the transaction of the change); an event that
  * a job's state no longer allows (a bound report for a job cancelled meanwhile) is recorded and skipped.
  */
@@ -63,6 +64,10 @@ public class PlacementEventsConsumer {
                 case Subjects.PLACEMENTS_FAILED -> {
                     EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
                     yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> failed(job, released.payload()));
+                }
+                case Subjects.PLACEMENTS_COMPLETED -> {
+                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
+                    yield applyOnce(released.eventId(), type, released.payload().jobId(), PlacementEventsConsumer::succeeded);
                 }
                 default -> Uni.createFrom().voidItem();
             };
@@ -112,6 +117,19 @@ public class PlacementEventsConsumer {
         // PREEMPTED is passed through at once: nothing waits in it, the job is back in line
         job.state = JobState.QUEUED;
         job.pendingReason = "preempted: " + released.reason() + "; waiting to be placed again";
+        return true;
+    }
+
+    /** A placed job that completes has run: PLACED passes through RUNNING to SUCCEEDED. */
+    private static boolean succeeded(JobEntity job) {
+        if (job.state == JobState.PLACED) {
+            job.state = JobState.RUNNING;
+        }
+        if (!job.state.canBecome(JobState.SUCCEEDED)) {
+            return false;
+        }
+        job.state = JobState.SUCCEEDED;
+        job.pendingReason = null;
         return true;
     }
 

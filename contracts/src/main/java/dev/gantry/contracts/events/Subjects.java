@@ -25,11 +25,13 @@ public final class Subjects {
     public static final String PLACEMENTS_PREEMPTED = "placements.preempted";
     public static final String PLACEMENTS_MIGRATED = "placements.migrated";
     public static final String PLACEMENTS_FAILED = "placements.failed";
+    /** The job ran to its end and released its GPUs (payload: PlacementReleased). */
+    public static final String PLACEMENTS_COMPLETED = "placements.completed";
 
     /** Every subject an event may be published on; an outbox row naming another is a bug. */
     public static final List<String> ALL = List.of(
             JOBS_QUEUED, JOBS_CANCELLED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
-            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED);
+            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_COMPLETED);
 
     private Subjects() {
     }

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
+import jakarta.validation.ElementKind;
+import jakarta.validation.Path;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import java.util.Comparator;
@@ -65,11 +67,27 @@ public class ProblemMappers {
         return Problem.of(Response.Status.INTERNAL_SERVER_ERROR, "an unexpected error occurred; it has been logged").toResponse();
     }
 
-    /** "submit.request.taskGroups[0].replicas" becomes "taskGroups[0].replicas": drop method and parameter. */
+    /** "submit.request.taskGroups[0].replicas" becomes "taskGroups[0].replicas": method and parameter nodes are dropped. */
     private static String fieldOf(ConstraintViolation<?> violation) {
-        String path = violation.getPropertyPath().toString();
-        String[] parts = path.split("\\.", 3);
-        return parts.length == 3 ? parts[2] : parts[parts.length - 1];
+        StringBuilder field = new StringBuilder();
+        for (Path.Node node : violation.getPropertyPath()) {
+            if (node.getKind() == ElementKind.METHOD || node.getKind() == ElementKind.PARAMETER
+                    || node.getKind() == ElementKind.CONSTRUCTOR || node.getKind() == ElementKind.CROSS_PARAMETER) {
+                continue;
+            }
+            if (node.getIndex() != null) {
+                field.append('[').append(node.getIndex()).append(']');
+            } else if (node.getKey() != null) {
+                field.append('[').append(node.getKey()).append(']');
+            }
+            if (node.getName() != null && node.getKind() != ElementKind.CONTAINER_ELEMENT) {
+                if (!field.isEmpty()) {
+                    field.append('.');
+                }
+                field.append(node.getName());
+            }
+        }
+        return field.isEmpty() ? violation.getPropertyPath().toString() : field.toString();
     }
 
     private static String pathOf(JsonMappingException e) {
