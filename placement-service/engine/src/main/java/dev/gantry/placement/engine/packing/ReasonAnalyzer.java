@@ -44,6 +44,7 @@ public final class ReasonAnalyzer {
     private final Map<List<Object>, Reason> cache = new HashMap<>();
     private final Map<List<int[]>, int[]> bestDomains = new java.util.IdentityHashMap<>();
     private final Map<List<Object>, Long> reclaims = new HashMap<>();
+    private final Map<List<Object>, long[]> largest = new HashMap<>();
 
     public ReasonAnalyzer(Scenario sc, ClusterState st, QueueLedger ledger, GangPacker packer) {
         this.sc = sc;
@@ -136,17 +137,22 @@ public final class ReasonAnalyzer {
 
     /** A single pod bigger than any eligible node (GPUs in one group, CPU, memory) can never fit. */
     private String podShape(PendingJob job, Replica r, int[] eligible) {
-        int bestGroup = 0;
-        long bestCpu = 0;
-        long bestMem = 0;
-        for (int i : eligible) {
-            Node n = st.node(i);
-            for (long g : st.groupMasks(i, r.topology())) {
-                bestGroup = Math.max(bestGroup, Long.bitCount(g));
+        // the largest group, CPU and memory of an eligible node set: computed once per set and topology
+        long[] most = largest.computeIfAbsent(List.of(System.identityHashCode(eligible), r.topology()), k -> {
+            long[] m = new long[3];
+            for (int i : eligible) {
+                Node n = st.node(i);
+                for (long g : st.groupMasks(i, r.topology())) {
+                    m[0] = Math.max(m[0], Long.bitCount(g));
+                }
+                m[1] = Math.max(m[1], n.cpuMillis());
+                m[2] = Math.max(m[2], n.memoryMiB());
             }
-            bestCpu = Math.max(bestCpu, n.cpuMillis());
-            bestMem = Math.max(bestMem, n.memoryMiB());
-        }
+            return m;
+        });
+        int bestGroup = (int) most[0];
+        long bestCpu = most[1];
+        long bestMem = most[2];
         if (!r.sharing() && r.gpus() > bestGroup) {
             String where = switch (r.topology()) {
                 case NVLINK -> " in one NVLink island; the largest island";
