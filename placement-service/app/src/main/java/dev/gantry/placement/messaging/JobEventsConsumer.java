@@ -5,9 +5,12 @@ import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.placement.window.StandaloneExecutor;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.placement.persistence.PendingJob;
+import dev.gantry.placement.persistence.RunningJobRecord;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -28,12 +31,14 @@ public class JobEventsConsumer {
     private static final Logger LOG = Logger.getLogger(JobEventsConsumer.class);
 
     private final ProcessedEvents processed;
+    private final StandaloneExecutor executor;
     private final Counter applied;
     private final Counter duplicates;
     private final Counter malformed;
 
-    public JobEventsConsumer(ProcessedEvents processed, MeterRegistry registry) {
+    public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, MeterRegistry registry) {
         this.processed = processed;
+        this.executor = executor;
         this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "applied");
         this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "duplicate");
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
@@ -45,6 +50,7 @@ public class JobEventsConsumer {
         try {
             return switch (type) {
                 case Subjects.JOBS_QUEUED -> applyOnce(EventCodec.decode(event, JobQueued.class), this::storePending);
+                case Subjects.JOBS_CANCELLED -> applyOnce(EventCodec.decode(event, JobCancelled.class), this::cancel);
                 default -> {
                     LOG.debugf("ignoring %s event (not handled yet)", type);
                     yield Uni.createFrom().voidItem();
@@ -73,6 +79,16 @@ public class JobEventsConsumer {
 
     private Uni<Void> storePending(EventEnvelope<JobQueued> envelope) {
         JobQueued job = envelope.payload();
+        return RunningJobRecord.<RunningJobRecord>findById(job.jobId()).chain(running -> {
+            if (running != null) {
+                LOG.debugf("job %s already placed, jobs.queued ignored", job.jobId());
+                return Uni.createFrom().voidItem();
+            }
+            return storeNew(job);
+        });
+    }
+
+    private Uni<Void> storeNew(JobQueued job) {
         return PendingJob.<PendingJob>findById(job.jobId()).chain(existing -> {
             PendingJob pending = existing != null ? existing : new PendingJob();
             pending.jobId = job.jobId();
@@ -85,5 +101,13 @@ public class JobEventsConsumer {
             pending.receivedAt = Instant.now();
             return pending.persist().replaceWithVoid();
         });
+    }
+
+    /** A cancelled job leaves the pending set; if it runs, its GPUs are released (placements.completed, "cancelled"). */
+    private Uni<Void> cancel(EventEnvelope<JobCancelled> envelope) {
+        JobCancelled cancelled = envelope.payload();
+        return PendingJob.deleteById(cancelled.jobId())
+                .chain(() -> executor.release(cancelled.jobId(), "cancelled"))
+                .replaceWithVoid();
     }
 }

@@ -44,4 +44,12 @@ public class Allocation extends PanacheEntityBase {
 
     @Column(name = "allocated_at", nullable = false)
     public Instant allocatedAt;
+
+    /** CPU the task holds, in millicores. */
+    @Column(name = "cpu_millis", nullable = false)
+    public long cpuMillis;
+
+    /** Memory the task holds, in MiB. */
+    @Column(name = "memory_mib", nullable = false)
+    public long memoryMiB;
 }

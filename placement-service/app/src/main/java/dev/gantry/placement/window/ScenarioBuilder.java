@@ -1,0 +1,139 @@
+package dev.gantry.placement.window;
+
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.Network;
+import dev.gantry.placement.engine.domain.NetworkLevel;
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Queue;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.Taint;
+import dev.gantry.placement.engine.domain.TaskGroup;
+import dev.gantry.placement.engine.domain.Toleration;
+import dev.gantry.placement.engine.domain.Topology;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * Turns what placement holds into one immutable engine scenario. Plain Java, no I/O. Engine job
+ * names are the job ids (unique, DNS-safe); queues are one per queue name seen, unbounded (quota
+ * shares are not consumed yet).
+ */
+public final class ScenarioBuilder {
+
+    /** A pending job as stored: its id and the {@code jobs.queued} payload. */
+    public record Waiting(UUID jobId, JobQueued spec) {
+    }
+
+    /** One allocation row. */
+    public record Held(UUID jobId, String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+    }
+
+    /** A placed job: its spec (null when unknown, e.g. an allocation written by hand) and when it was bound. */
+    public record Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt) {
+    }
+
+    private ScenarioBuilder() {
+    }
+
+    public static Scenario build(Instant now, List<NodeInfo> nodeInfos, List<Placed> placed, List<Held> held, List<Waiting> waiting) {
+        List<Node> nodes = nodeInfos.stream().map(ScenarioBuilder::node).toList();
+        Set<String> nodeNames = new HashSet<>();
+        nodes.forEach(n -> nodeNames.add(n.name()));
+        Set<String> queues = new LinkedHashSet<>();
+
+        Map<UUID, Placed> placedById = new LinkedHashMap<>();
+        placed.forEach(p -> placedById.put(p.jobId(), p));
+        Map<UUID, List<RunningTask>> tasksByJob = new LinkedHashMap<>();
+        Set<UUID> onUnknownNode = new HashSet<>();
+        for (Held h : held) {
+            if (!nodeNames.contains(h.node())) {
+                onUnknownNode.add(h.jobId());
+                continue;
+            }
+            tasksByJob.computeIfAbsent(h.jobId(), k -> new ArrayList<>())
+                    .add(new RunningTask(h.task(), h.node(), h.gpus(), h.cpuMillis(), h.memoryMiB(), h.gpuMilli()));
+        }
+        List<RunningJob> running = new ArrayList<>();
+        tasksByJob.forEach((jobId, tasks) -> {
+            if (onUnknownNode.contains(jobId)) {
+                return; // a job on a node placement no longer knows is left out whole (its other GPUs stay pinned below)
+            }
+            Placed p = placedById.get(jobId);
+            JobQueued spec = p == null ? null : p.spec();
+            String queue = p == null ? "default" : p.queue();
+            queues.add(queue);
+            running.add(new RunningJob(jobId.toString(), queue, spec == null ? 0 : spec.priority(),
+                    spec != null && spec.preemptible(), spec != null && spec.checkpointable(), false,
+                    p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks));
+        });
+        // GPUs of a job left out above still must not be given away: keep them as a pinned job of their own
+        for (UUID jobId : onUnknownNode) {
+            List<RunningTask> tasks = tasksByJob.get(jobId);
+            if (tasks != null && !tasks.isEmpty()) {
+                queues.add("default");
+                running.add(new RunningJob(jobId.toString(), "default", 0, false, false, false, now.getEpochSecond(), tasks));
+            }
+        }
+
+        List<PendingJob> pending = new ArrayList<>();
+        for (Waiting w : waiting) {
+            pending.add(pending(w.jobId(), w.spec()));
+            queues.add(w.spec().queue());
+        }
+        List<Queue> queueList = queues.stream().sorted().map(q -> new Queue(q, 1.0, 0, null, true, null)).toList();
+        return new Scenario(Scenario.FORMAT, "window-" + now.toEpochMilli(), now.getEpochSecond(), nodes, queueList, running, pending);
+    }
+
+    /** A pending job in engine terms; throws IllegalArgumentException for a value the engine does not know. */
+    public static PendingJob pending(UUID jobId, JobQueued j) {
+        List<TaskGroup> groups = j.taskGroups().stream()
+                .map(g -> new TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.cpuMillis(), g.memoryMiB(), g.gpuMilli()))
+                .toList();
+        int replicas = groups.stream().mapToInt(TaskGroup::replicas).sum();
+        Network network = j.network() == null ? Network.ANY
+                : new Network(j.network().required() == null ? NetworkLevel.ANY : NetworkLevel.parse(j.network().required()),
+                        j.network().preferred() == null ? null : NetworkLevel.parse(j.network().preferred()));
+        List<Toleration> tolerations = j.tolerations() == null ? List.of()
+                : j.tolerations().stream().map(t -> new Toleration(t.key(), t.value())).toList();
+        return new PendingJob(jobId.toString(), j.queue(), j.priority(),
+                j.submittedAt() == null ? 0 : j.submittedAt().getEpochSecond(), groups,
+                j.minAvailable() == null ? replicas : j.minAvailable(), j.gpuModels(),
+                j.gpuTopology() == null ? GpuTopology.ANY : GpuTopology.parse(j.gpuTopology()), network,
+                j.requireInfiniBand(), j.nodeSelector(), tolerations, j.preemptible(), j.checkpointable(),
+                j.estimatedRuntimeSeconds());
+    }
+
+    /** A node in engine terms: GPUs in no NVLink island are islands of their own; 0 CPU/memory means unknown (unbounded). */
+    public static Node node(NodeInfo n) {
+        List<List<Integer>> islands = null;
+        if (!n.nvlinkIslands().isEmpty()) {
+            islands = new ArrayList<>(n.nvlinkIslands());
+            Set<Integer> covered = new TreeSet<>();
+            n.nvlinkIslands().forEach(covered::addAll);
+            for (int g = 0; g < n.gpus(); g++) {
+                if (!covered.contains(g)) {
+                    islands.add(List.of(g));
+                }
+            }
+        }
+        NodeInfo.Topology t = n.topology();
+        List<Taint> taints = n.taints().stream().map(x -> new Taint(x.key(), x.value(), x.effect())).toList();
+        boolean schedulable = n.schedulable() && n.health() != NodeInfo.Health.NOT_READY;
+        return new Node(n.name(), n.gpuModel(), n.gpus(), islands, n.numaNodes(),
+                n.cpuMillis() > 0 ? n.cpuMillis() : Long.MAX_VALUE, n.memoryMiB() > 0 ? n.memoryMiB() : Long.MAX_VALUE,
+                new Topology(t.zone(), t.spine(), t.leaf()), n.ibFabric(), n.labels(), taints, schedulable, n.gpuSharing());
+    }
+}
