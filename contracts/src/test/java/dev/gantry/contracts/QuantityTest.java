@@ -1,4 +1,6 @@
-package dev.gantry.quota.domain;
+package dev.gantry.contracts;
+
+import dev.gantry.contracts.resources.Quantity;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -52,7 +52,7 @@ public final class VolcanoJob {
             }
             JsonNode resources = container.path("resources");
             String resAt = at + ".template.spec.containers[0].resources";
-            int gpus = (int) resource(resources, GPU, Quantity::count, resAt, errors);
+            int gpus = (int) resource(resources, GPU, Quantity::wholeCount, resAt, errors);
             long cpu = resource(resources, "cpu", Quantity::cpuMillis, resAt, errors);
             long memory = resource(resources, "memory", Quantity::memoryMiB, resAt, errors);
             List<String> command = new ArrayList<>();

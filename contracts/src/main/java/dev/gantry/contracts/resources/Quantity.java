@@ -1,4 +1,4 @@
-package dev.gantry.quota.domain;
+package dev.gantry.contracts.resources;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;

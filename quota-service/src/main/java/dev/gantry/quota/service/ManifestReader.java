@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.quota.domain.PriorityClassSpec;
-import dev.gantry.quota.domain.Quantity;
+import dev.gantry.contracts.resources.Quantity;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.ResourceAmounts;
 import dev.gantry.quota.domain.ResourceLimits;
