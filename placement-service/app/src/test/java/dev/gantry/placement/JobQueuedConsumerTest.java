@@ -36,7 +36,7 @@ class JobQueuedConsumerTest {
     MeterRegistry registry;
 
     private double consumed(String outcome) {
-        var counter = registry.find("gantry.events.consumed").tag("outcome", outcome).counter();
+        var counter = registry.find("gantry.events.consumed").tag("stream", "JOBS").tag("outcome", outcome).counter();
         return counter == null ? 0 : counter.count();
     }
 

@@ -74,17 +74,32 @@ public class JobEventsConsumer {
                     }
                     applied.increment();
                     return change.apply(envelope);
-                }));
+                })).onFailure().invoke(e -> LOG.warnf("%s %s not applied (redelivered later): %s",
+                        envelope.type(), envelope.eventId(), e.toString()));
     }
 
     private Uni<Void> storePending(EventEnvelope<JobQueued> envelope) {
         JobQueued job = envelope.payload();
-        return RunningJobRecord.<RunningJobRecord>findById(job.jobId()).chain(running -> {
+        if (job.jobId() == null || job.queue() == null || job.taskGroups() == null || job.taskGroups().isEmpty()) {
+            // cannot be planned, and retrying cannot mend it: counted, logged, acknowledged
+            malformed.increment();
+            LOG.errorf("dropping jobs.queued %s without job id, queue or task groups", envelope.eventId());
+            return Uni.createFrom().voidItem();
+        }
+        if (job.submittedAt() == null || job.name() == null) {
+            // the format's defaults: submitted when admitted (the event's time), named by its id
+            job = new JobQueued(job.jobId(), job.name() == null ? job.jobId().toString() : job.name(), job.queue(), job.owner(),
+                    job.priority(), job.submittedAt() == null ? envelope.occurredAt() : job.submittedAt(), job.minAvailable(),
+                    job.taskGroups(), job.gpuModels(), job.gpuTopology(), job.network(), job.requireInfiniBand(),
+                    job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds());
+        }
+        JobQueued accepted = job;
+        return RunningJobRecord.<RunningJobRecord>findById(accepted.jobId()).chain(running -> {
             if (running != null) {
-                LOG.debugf("job %s already placed, jobs.queued ignored", job.jobId());
+                LOG.debugf("job %s already placed, jobs.queued ignored", accepted.jobId());
                 return Uni.createFrom().voidItem();
             }
-            return storeNew(job);
+            return storeNew(accepted);
         });
     }
 
@@ -106,8 +121,17 @@ public class JobEventsConsumer {
     /** A cancelled job leaves the pending set; if it runs, its GPUs are released (placements.completed, "cancelled"). */
     private Uni<Void> cancel(EventEnvelope<JobCancelled> envelope) {
         JobCancelled cancelled = envelope.payload();
+        if (cancelled.jobId() == null) {
+            malformed.increment();
+            LOG.errorf("dropping jobs.cancelled %s without job id", envelope.eventId());
+            return Uni.createFrom().voidItem();
+        }
         return PendingJob.deleteById(cancelled.jobId())
-                .chain(() -> executor.release(cancelled.jobId(), "cancelled"))
+                .chain(wasPending -> executor.release(cancelled.jobId(), "cancelled").invoke(wasRunning -> {
+                    if (wasPending || wasRunning) {
+                        LOG.infof("job %s cancelled (%s)", cancelled.jobId(), wasPending ? "was pending" : "was running");
+                    }
+                }))
                 .replaceWithVoid();
     }
 }

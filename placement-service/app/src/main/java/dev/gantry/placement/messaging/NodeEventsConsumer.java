@@ -69,7 +69,8 @@ public class NodeEventsConsumer {
                     }
                     applied.increment();
                     return change.apply(envelope.payload());
-                }));
+                })).onFailure().invoke(e -> LOG.warnf("%s %s not applied (redelivered later): %s",
+                        envelope.type(), envelope.eventId(), e.toString()));
     }
 
     private Uni<Void> upsert(NodeChanged changed) {

@@ -1,0 +1,135 @@
+package dev.gantry.placement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The window loop end to end inside the service: nodes and a job arrive over the real JetStream,
+ * a window places the gang on real GPU indices, binds it with its event in the outbox, and the
+ * standalone executor completes it. The nodes are tainted and of a model only these tests ask for,
+ * so other tests' jobs never land on them.
+ */
+@QuarkusTest
+class WindowLoopTest {
+
+    private static final String MODEL = "H100-SXM5-80GB";
+    /** Keeps jobs of other tests (and other sessions' events on the shared broker) off these nodes. */
+    private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "window-loop", "NoSchedule");
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    MeterRegistry registry;
+
+    private static NodeInfo node(String name) {
+        return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
+                128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-1"), null, Map.of(), List.of(TAINT), true,
+                NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+    }
+
+    private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpusPerReplica, long runtimeSeconds) {
+        JobQueued job = new JobQueued(jobId, "win-" + jobId.toString().substring(0, 8), "research", "bob", 100,
+                Instant.now(), null, List.of(new JobQueued.TaskGroup("worker", replicas, gpusPerReplica, null, 8000, 32000)),
+                List.of(MODEL), "nvlink", null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true,
+                false, runtimeSeconds);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    @BeforeEach
+    void nodes() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (String name : List.of("h100-a", "h100-b")) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(1, node(name))));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from node where name in ('h100-a', 'h100-b') and not removed") == 2);
+    }
+
+    private long outbox(String subject, UUID jobId) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", subject, jobId.toString());
+    }
+
+    @Test
+    void gangIsPlacedOnDistinctGpusBoundAndCompleted() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(jobId, 2, 4, 300)); // 300 s x 0.01 = runs 3 s
+        }
+        String id = jobId.toString();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id) == 2);
+        List<String> gpus = new ArrayList<>();
+        for (int task = 0; task < 2; task++) {
+            String node = db.queryString("select node from allocation where job_id = ?::uuid and task = ?", id, "worker-" + task);
+            String indices = db.queryString("select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid and task = ?",
+                    id, "worker-" + task);
+            assertThat(node).isIn("h100-a", "h100-b");
+            assertThat(indices.split(",")).hasSize(4);
+            for (String g : indices.split(",")) {
+                assertThat(Integer.parseInt(g)).isBetween(0, 7);
+                gpus.add(node + "/" + g);
+            }
+        }
+        Set<String> distinct = new HashSet<>(gpus);
+        assertThat(distinct).as("no GPU given twice").hasSize(8);
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isZero();
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isEqualTo(1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_BOUND, id)).contains("\"gpus\":8").contains(MODEL);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", id)).isZero();
+        assertThat(registry.find("gantry.placement.jobs.placed").counter().count()).isGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void oversizedGangStaysPendingUntilCancelled() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        String id = jobId.toString();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(jobId, 3, 8, 60)); // 24 GPUs, the cluster has 16
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id) == 1);
+        long windows = registry.find("gantry.placement.window").timer().count();
+        await().atMost(Duration.ofSeconds(20)).until(() -> registry.find("gantry.placement.window").timer().count() >= windows + 3);
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isEqualTo(1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isZero();
+
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "research", "bob", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id) == 0);
+    }
+}
