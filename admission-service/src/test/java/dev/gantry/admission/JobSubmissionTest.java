@@ -130,6 +130,16 @@ class JobSubmissionTest {
     }
 
     @Test
+    void jobsByStateAndSubmissionOutcomesAreMetrics() {
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() ->
+                given().when().get("/q/metrics").then().statusCode(200)
+                        .body(org.hamcrest.Matchers.containsString("gantry_admission_jobs{state=\"QUEUED\"}"))
+                        .body(org.hamcrest.Matchers.containsString("gantry_admission_submissions_total{outcome=\"accepted\"}")));
+    }
+
+    @Test
     void unknownJobIsNotFoundProblem() {
         given().auth().oauth2(Tokens.of("alice", "vision")).when().get("/v1/jobs/" + UUID.randomUUID())
                 .then().statusCode(404)
