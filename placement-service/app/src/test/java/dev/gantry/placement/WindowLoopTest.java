@@ -16,6 +16,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -55,8 +56,13 @@ class WindowLoopTest {
     }
 
     private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpusPerReplica, long runtimeSeconds) {
-        JobQueued job = new JobQueued(jobId, "win-" + jobId.toString().substring(0, 8), "research", "bob", 100,
-                Instant.now(), null, List.of(new JobQueued.TaskGroup("worker", replicas, gpusPerReplica, null, 8000, 32000)),
+        return job(jobId, replicas, gpusPerReplica, runtimeSeconds, 100, Instant.now());
+    }
+
+    private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpusPerReplica, long runtimeSeconds, int priority,
+            Instant submittedAt) {
+        JobQueued job = new JobQueued(jobId, "win-" + jobId.toString().substring(0, 8), "research", "bob", priority,
+                submittedAt, null, List.of(new JobQueued.TaskGroup("worker", replicas, gpusPerReplica, null, 8000, 32000)),
                 List.of(MODEL), "nvlink", null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true,
                 false, runtimeSeconds);
         return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
@@ -131,5 +137,33 @@ class WindowLoopTest {
         }
         await().atMost(Duration.ofSeconds(20)).until(() ->
                 db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id) == 0);
+    }
+
+    @Test
+    void higherPriorityGangPreemptsAndTheVictimRequeuesWithItsSubmissionTime() throws Exception {
+        UUID low = UUID.randomUUID();
+        UUID high = UUID.randomUUID();
+        Instant lowSubmitted = Instant.now().minusSeconds(3600).truncatedTo(ChronoUnit.MILLIS);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(low, 4, 4, 1_000_000, 0, lowSubmitted)); // fills both nodes (4-GPU islands), runs for hours
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, low) == 1);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(high, 4, 4, 1_000_000, 1000, Instant.now()));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, high) == 1);
+        assertThat(outbox(Subjects.PLACEMENTS_PREEMPTED, low)).isEqualTo(1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", low.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", high.toString())).isEqualTo(4);
+        assertThat(db.queryLong("select (extract(epoch from submitted_at) * 1000)::bigint from pending_job where job_id = ?::uuid",
+                low.toString())).isEqualTo(lowSubmitted.toEpochMilli());
+
+        try (TestNats nats = TestNats.connect(natsUrl)) { // leave the nodes free for the other tests
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, high.toString(), new JobCancelled(high, "research", "bob", Instant.now())));
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, low.toString(), new JobCancelled(low, "research", "bob", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, high) == 1
+                && db.queryLong("select count(*) from pending_job where job_id = ?::uuid", low.toString()) == 0);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", high.toString())).isZero();
     }
 }
