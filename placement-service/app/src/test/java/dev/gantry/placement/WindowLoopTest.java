@@ -61,7 +61,7 @@ class WindowLoopTest {
 
     private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpusPerReplica, long runtimeSeconds, int priority,
             Instant submittedAt) {
-        JobQueued job = new JobQueued(jobId, "win-" + jobId.toString().substring(0, 8), "research", "bob", priority,
+        JobQueued job = new JobQueued(jobId, "win-" + jobId.toString().substring(0, 8), "window-loop-test", "bob", priority,
                 submittedAt, null, List.of(new JobQueued.TaskGroup("worker", replicas, gpusPerReplica, null, 8000, 32000)),
                 List.of(MODEL), "nvlink", null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true,
                 false, runtimeSeconds);
@@ -133,7 +133,7 @@ class WindowLoopTest {
         assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isZero();
 
         try (TestNats nats = TestNats.connect(natsUrl)) {
-            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "research", "bob", Instant.now())));
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "window-loop-test", "bob", Instant.now())));
         }
         await().atMost(Duration.ofSeconds(20)).until(() ->
                 db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id) == 0);
@@ -159,8 +159,8 @@ class WindowLoopTest {
                 low.toString())).isEqualTo(lowSubmitted.toEpochMilli());
 
         try (TestNats nats = TestNats.connect(natsUrl)) { // leave the nodes free for the other tests
-            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, high.toString(), new JobCancelled(high, "research", "bob", Instant.now())));
-            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, low.toString(), new JobCancelled(low, "research", "bob", Instant.now())));
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, high.toString(), new JobCancelled(high, "window-loop-test", "bob", Instant.now())));
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, low.toString(), new JobCancelled(low, "window-loop-test", "bob", Instant.now())));
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, high) == 1
                 && db.queryLong("select count(*) from pending_job where job_id = ?::uuid", low.toString()) == 0);

@@ -2,6 +2,7 @@ package dev.gantry.placement.window;
 
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.quota.QuotaShares;
 import dev.gantry.placement.engine.domain.GpuTopology;
 import dev.gantry.placement.engine.domain.Network;
 import dev.gantry.placement.engine.domain.NetworkLevel;
@@ -28,8 +29,8 @@ import java.util.UUID;
 
 /**
  * Turns what placement holds into one immutable engine scenario. Plain Java, no I/O. Engine job
- * names are the job ids (unique, DNS-safe); queues are one per queue name seen, unbounded (quota
- * shares are not consumed yet).
+ * names are the job ids (unique, DNS-safe); queues come from the latest quota shares, and any other
+ * queue name seen is an unbounded root queue.
  */
 public final class ScenarioBuilder {
 
@@ -49,6 +50,16 @@ public final class ScenarioBuilder {
     }
 
     public static Scenario build(Instant now, List<NodeInfo> nodeInfos, List<Placed> placed, List<Held> held, List<Waiting> waiting) {
+        return build(now, nodeInfos, placed, held, waiting, List.of());
+    }
+
+    /**
+     * With {@code shares} (the latest {@code quota.shares}, may be empty): their queues (tree,
+     * weight, guarantee, capability, reclaimable); a queue name seen but not in them is an
+     * unbounded root queue.
+     */
+    public static Scenario build(Instant now, List<NodeInfo> nodeInfos, List<Placed> placed, List<Held> held, List<Waiting> waiting,
+            List<QuotaShares.QueueShare> shares) {
         List<Node> nodes = nodeInfos.stream().map(ScenarioBuilder::node).toList();
         Set<String> nodeNames = new HashSet<>();
         nodes.forEach(n -> nodeNames.add(n.name()));
@@ -93,7 +104,17 @@ public final class ScenarioBuilder {
             pending.add(pending(w.jobId(), w.spec()));
             queues.add(w.spec().queue());
         }
-        List<Queue> queueList = queues.stream().sorted().map(q -> new Queue(q, 1.0, 0, null, true, null)).toList();
+        Map<String, QuotaShares.QueueShare> shareByName = new LinkedHashMap<>();
+        for (QuotaShares.QueueShare q : shares) {
+            if (q != null && q.name() != null) {
+                shareByName.put(q.name(), q);
+            }
+        }
+        List<Queue> queueList = new ArrayList<>();
+        shareByName.values().forEach(q -> queueList.add(new Queue(q.name(), Math.max(1, q.weight()), Math.max(0, q.guaranteeGpus()),
+                q.capabilityGpus(), q.reclaimable(), q.parent() != null && shareByName.containsKey(q.parent()) ? q.parent() : null)));
+        queues.stream().filter(q -> !shareByName.containsKey(q)).sorted()
+                .forEach(q -> queueList.add(new Queue(q, 1.0, 0, null, true, null)));
         return new Scenario(Scenario.FORMAT, "window-" + now.toEpochMilli(), now.getEpochSecond(), nodes, queueList, running, pending);
     }
 

@@ -3,6 +3,7 @@ package dev.gantry.placement.window;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.quota.QuotaShares;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.Violation;
@@ -14,6 +15,7 @@ import dev.gantry.placement.engine.validation.ScenarioValidator;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.NodeRecord;
 import dev.gantry.placement.persistence.PendingJob;
+import dev.gantry.placement.persistence.QuotaSharesRecord;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,7 +42,7 @@ import org.jboss.logging.Logger;
 
 /**
  * The scheduling window: every {@code gantry.placement.window} it reads nodes, running jobs
- * (allocations) and pending jobs from the database, builds one immutable engine scenario, plans it
+ * (allocations), pending jobs and the latest quota shares from the database, builds one immutable engine scenario, plans it
  * off the event loop with the configured planner and profile, checks the plan with the engine's
  * {@link PlanValidator} (an invalid plan is logged, counted and dropped), and hands a valid one to
  * the {@link Binder}. Windows never overlap; nothing is planned while nothing waits.
@@ -62,7 +64,7 @@ public class WindowLoop {
 
     /** What one window reads from the database. */
     record State(List<NodeInfo> nodes, List<ScenarioBuilder.Placed> placed, List<ScenarioBuilder.Held> held,
-            List<ScenarioBuilder.Waiting> waiting) {
+            List<ScenarioBuilder.Waiting> waiting, List<QuotaShares.QueueShare> shares) {
     }
 
     public WindowLoop(Binder binder, Vertx vertx, MeterRegistry registry,
@@ -118,12 +120,22 @@ public class WindowLoop {
         return NodeRecord.<NodeRecord>list("removed = false order by name").chain(nodes ->
                 RunningJobRecord.<RunningJobRecord>listAll().chain(running ->
                         Allocation.<Allocation>list("order by jobId, task").chain(allocations ->
-                                PendingJob.<PendingJob>list("order by priority desc, submittedAt").map(pending ->
-                                        toState(nodes, running, allocations, pending)))));
+                                PendingJob.<PendingJob>list("order by priority desc, submittedAt").chain(pending ->
+                                        QuotaSharesRecord.<QuotaSharesRecord>findById(QuotaSharesRecord.ID).map(shares ->
+                                                toState(nodes, running, allocations, pending, shares))))));
     }
 
     private static State toState(List<NodeRecord> nodes, List<RunningJobRecord> running, List<Allocation> allocations,
-            List<PendingJob> pending) {
+            List<PendingJob> pending, QuotaSharesRecord sharesRow) {
+        List<QuotaShares.QueueShare> shares = List.of();
+        if (sharesRow != null) {
+            try {
+                List<QuotaShares.QueueShare> queues = EventCodec.fromJson(sharesRow.shares, QuotaShares.class).queues();
+                shares = queues == null ? List.of() : queues;
+            } catch (RuntimeException e) {
+                LOG.warnf("stored quota shares unreadable, queues unbounded: %s", e.getMessage());
+            }
+        }
         List<NodeInfo> infos = new ArrayList<>();
         for (NodeRecord n : nodes) {
             try {
@@ -154,7 +166,7 @@ public class WindowLoop {
                 LOG.warnf("pending job %s: stored spec unreadable, left out: %s", p.jobId, e.getMessage());
             }
         }
-        return new State(infos, placed, held, waiting);
+        return new State(infos, placed, held, waiting, shares);
     }
 
     /** Builds the scenario, plans and validates; null when there is nothing valid to apply. */
@@ -168,8 +180,15 @@ public class WindowLoop {
                 LOG.warnf("pending job %s cannot be planned, left out: %s", w.jobId(), e.getMessage());
             }
         }
-        Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), waiting);
+        List<QuotaShares.QueueShare> shares = state.shares();
+        Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), waiting, shares);
         List<Violation> violations = ScenarioValidator.validate(scenario);
+        if (!shares.isEmpty() && violations.stream().anyMatch(v -> v.field().startsWith("queues"))) {
+            LOG.warnf("queue tree of the quota shares refused by the engine, this window plans with unbounded queues: %s", violations);
+            shares = List.of();
+            scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), waiting, shares);
+            violations = ScenarioValidator.validate(scenario);
+        }
         if (!violations.isEmpty()) {
             // a pending job the engine refuses waits out of the window; anything else skips the window
             Set<Integer> badPending = new HashSet<>();
@@ -194,7 +213,7 @@ public class WindowLoop {
             if (kept.isEmpty()) {
                 return null;
             }
-            scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), kept);
+            scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), kept, shares);
         }
         Plan plan = planner.plan(scenario, profile);
         List<String> problems = PlanValidator.validate(scenario, plan);
