@@ -131,6 +131,11 @@ class WindowLoopTest {
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isEqualTo(1);
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
         assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isZero();
+        io.restassured.RestAssured.given().when().get("/q/metrics").then().statusCode(200)
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_window_seconds_count"))
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_jobs_placed_total"))
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_plans_rejected_total"))
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_gpus_allocated"));
 
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "window-loop-test", "bob", Instant.now())));
