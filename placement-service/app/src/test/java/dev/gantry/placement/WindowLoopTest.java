@@ -9,6 +9,7 @@ import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.nodes.NodeRemoved;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -72,7 +73,8 @@ class WindowLoopTest {
     void nodes() throws Exception {
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (String name : List.of("h100-a", "h100-b")) {
-                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(1, node(name))));
+                // versions grow across tests: a node removed by one test comes back in the next
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));
             }
         }
         await().atMost(Duration.ofSeconds(20)).until(() ->
@@ -170,5 +172,27 @@ class WindowLoopTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, high) == 1
                 && db.queryLong("select count(*) from pending_job where job_id = ?::uuid", low.toString()) == 0);
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", high.toString())).isZero();
+    }
+
+    @Test
+    void jobOnALostNodeReturnsToPending() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        String id = jobId.toString();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(jobId, 4, 4, 1_000_000, 100, Instant.now())); // both nodes, runs for hours
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, "h100-a", new NodeRemoved(System.nanoTime(), "h100-a")));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isEqualTo(1);
+
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "window-loop-test", "bob", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id) == 0);
     }
 }

@@ -9,6 +9,7 @@ import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeRemoved;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.placement.persistence.NodeRecord;
+import dev.gantry.placement.window.Binder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -30,12 +31,14 @@ public class NodeEventsConsumer {
     private static final Logger LOG = Logger.getLogger(NodeEventsConsumer.class);
 
     private final ProcessedEvents processed;
+    private final Binder binder;
     private final Counter applied;
     private final Counter duplicates;
     private final Counter malformed;
 
-    public NodeEventsConsumer(ProcessedEvents processed, MeterRegistry registry) {
+    public NodeEventsConsumer(ProcessedEvents processed, Binder binder, MeterRegistry registry) {
         this.processed = processed;
+        this.binder = binder;
         this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "applied");
         this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "duplicate");
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "malformed");
@@ -78,18 +81,21 @@ public class NodeEventsConsumer {
             LOG.warn("nodes.upserted without a node, ignored");
             return Uni.createFrom().voidItem();
         }
-        return store(changed.node().name(), changed.snapshotVersion(), EventCodec.toJson(changed.node()), false);
+        return store(changed.node().name(), changed.snapshotVersion(), EventCodec.toJson(changed.node()), false).replaceWithVoid();
     }
 
+    /** The node is gone: so are the jobs on it (back to pending, {@code placements.failed}), in the same transaction. */
     private Uni<Void> remove(NodeRemoved removed) {
-        return store(removed.name(), removed.snapshotVersion(), null, true);
+        return store(removed.name(), removed.snapshotVersion(), null, true)
+                .chain(stored -> stored ? binder.failJobsOn(removed.name()) : Uni.createFrom().voidItem());
     }
 
-    private Uni<Void> store(String name, long version, String info, boolean removed) {
+    /** True when stored (the event is not older than what is there). */
+    private Uni<Boolean> store(String name, long version, String info, boolean removed) {
         return NodeRecord.<NodeRecord>findById(name).chain(existing -> {
             if (existing != null && existing.snapshotVersion > version) {
                 LOG.debugf("node %s: event of version %d older than stored %d, ignored", name, version, existing.snapshotVersion);
-                return Uni.createFrom().voidItem();
+                return Uni.createFrom().item(false);
             }
             NodeRecord row = existing != null ? existing : new NodeRecord();
             row.name = name;
@@ -101,7 +107,7 @@ public class NodeEventsConsumer {
                 row.info = "{}";
             }
             row.updatedAt = Instant.now();
-            return row.persist().replaceWithVoid();
+            return row.persist().replaceWith(true);
         });
     }
 }

@@ -64,7 +64,31 @@ public class Binder {
 
     Uni<Boolean> preempt(Preemption preemption) {
         UUID jobId = UUID.fromString(preemption.job());
-        return Panache.withTransaction(() -> RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
+        return Panache.withTransaction(() -> requeue(jobId, Subjects.PLACEMENTS_PREEMPTED, preemption.reason()))
+                .onFailure().recoverWithItem(e -> {
+                    LOG.warnf("preempting %s failed, left running: %s", jobId, e.toString());
+                    return false;
+                });
+    }
+
+    /**
+     * Every job holding GPUs on a node that is gone loses its placement: back to pending with its
+     * submission time, {@code placements.failed}. Call inside a transaction.
+     */
+    public Uni<Void> failJobsOn(String node) {
+        return Allocation.<Allocation>list("node", node).chain(rows -> {
+            List<UUID> jobs = rows.stream().map(a -> a.jobId).distinct().toList();
+            Uni<Void> chain = Uni.createFrom().voidItem();
+            for (UUID jobId : jobs) {
+                chain = chain.chain(() -> requeue(jobId, Subjects.PLACEMENTS_FAILED, "node " + node + " lost")).replaceWithVoid();
+            }
+            return chain;
+        });
+    }
+
+    /** A running job released and back in the pending set, with the event on {@code subject}. Inside a transaction. */
+    private Uni<Boolean> requeue(UUID jobId, String subject, String reason) {
+        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
             if (job == null) {
                 return Uni.createFrom().item(false);
             }
@@ -81,13 +105,10 @@ public class Binder {
             return Allocation.delete("jobId", jobId)
                     .chain(job::delete)
                     .chain(() -> pending.persist())
-                    .chain(() -> outbox.append(Subjects.PLACEMENTS_PREEMPTED, jobId.toString(),
-                            new PlacementReleased(jobId, spec.queue(), preemption.reason(), Instant.now())))
-                    .invoke(() -> LOG.infof("job %s preempted: %s", jobId, preemption.reason()))
+                    .chain(() -> outbox.append(subject, jobId.toString(),
+                            new PlacementReleased(jobId, spec.queue(), reason, Instant.now())))
+                    .invoke(() -> LOG.infof("job %s back to pending (%s): %s", jobId, subject, reason))
                     .replaceWith(true);
-        })).onFailure().recoverWithItem(e -> {
-            LOG.warnf("preempting %s failed, left running: %s", jobId, e.toString());
-            return false;
         });
     }
 
