@@ -106,14 +106,19 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         if (!service.equals("placement-service")) {
             return List.of();
         }
-        // placement reads jobs.* through a durable consumer of its own, so it never competes with a dev instance
-        String consumer = "quarkus.messaging.nats.streams.JOBS.pull-consumers.placement-jobs-e2e.consumer-configuration.";
-        return List.of(
-                "-Dmp.messaging.incoming.jobs-in.consumer=placement-jobs-e2e",
-                "-D" + consumer + "durable=true",
-                "-D" + consumer + "filter-subjects=jobs.>",
-                "-D" + consumer + "deliver-policy=new",
-                "-D" + consumer + "payload-type=com.fasterxml.jackson.databind.JsonNode");
+        // placement reads jobs.*, nodes.* and quota.* through durable consumers of its own, so it never competes with a dev instance
+        List<String> arguments = new ArrayList<>();
+        for (String[] c : new String[][] {{"JOBS", "jobs-in", "placement-jobs-e2e", "jobs.>"},
+                {"NODES", "nodes-in", "placement-nodes-e2e", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-e2e", "quota.>"}}) {
+            String consumer = "quarkus.messaging.nats.streams." + c[0] + ".pull-consumers." + c[2] + ".consumer-configuration.";
+            arguments.addAll(List.of(
+                    "-Dmp.messaging.incoming." + c[1] + ".consumer=" + c[2],
+                    "-D" + consumer + "durable=true",
+                    "-D" + consumer + "filter-subjects=" + c[3],
+                    "-D" + consumer + "deliver-policy=new",
+                    "-D" + consumer + "payload-type=com.fasterxml.jackson.databind.JsonNode"));
+        }
+        return arguments;
     }
 
     private void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
