@@ -1,5 +1,8 @@
 package dev.gantry.admission;
 
+import dev.gantry.testing.FreshTestConsumers;
+import io.quarkus.test.common.QuarkusTestResource;
+
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -15,6 +18,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /** Submission over REST against the real PostgreSQL: what is accepted is stored with its event, what is not changes nothing. */
+// every test of this module starts with fresh test consumers (global resource)
+@QuarkusTestResource(FreshTestConsumers.class)
 @QuarkusTest
 class JobSubmissionTest {
 

@@ -1,5 +1,6 @@
 package dev.gantry.e2e;
 
+import dev.gantry.testing.FreshTestConsumers;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -51,6 +52,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         Path logs = Path.of("target", "e2e-logs");
         Files.createDirectories(logs);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // placement's e2e consumers start from now, not from whatever the broker kept since the last run
+        FreshTestConsumers.deleteConsumers("nats://127.0.0.1:4222", "-e2e");
         for (var entry : SERVICES.entrySet()) {
             Service service = entry.getValue();
             Path jar = root.resolve(service.module()).resolve("target/quarkus-app/quarkus-run.jar");

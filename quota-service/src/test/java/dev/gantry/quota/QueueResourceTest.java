@@ -1,5 +1,8 @@
 package dev.gantry.quota;
 
+import dev.gantry.testing.FreshTestConsumers;
+import io.quarkus.test.common.QuarkusTestResource;
+
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.containsString;
@@ -16,6 +19,8 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 /** Queues over REST against the real PostgreSQL. */
+// every test of this module starts with fresh test consumers (global resource)
+@QuarkusTestResource(FreshTestConsumers.class)
 @QuarkusTest
 class QueueResourceTest {
 

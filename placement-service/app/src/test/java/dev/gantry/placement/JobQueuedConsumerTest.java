@@ -1,5 +1,8 @@
 package dev.gantry.placement;
 
+import dev.gantry.testing.FreshTestConsumers;
+import io.quarkus.test.common.QuarkusTestResource;
+
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -23,6 +26,8 @@ import org.junit.jupiter.api.Test;
  * placement-service consumes {@code jobs.queued} from the real JetStream on its durable consumer and
  * stores each job once, however many times the broker carries the event.
  */
+// every test of this module starts with fresh test consumers (global resource)
+@QuarkusTestResource(FreshTestConsumers.class)
 @QuarkusTest
 class JobQueuedConsumerTest {
 
