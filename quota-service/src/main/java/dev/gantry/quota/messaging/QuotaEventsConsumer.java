@@ -94,15 +94,7 @@ public class QuotaEventsConsumer {
     }
 
     private <P> Uni<Void> applyOnce(String stream, EventEnvelope<P> envelope, Function<EventEnvelope<P>, Uni<Void>> change) {
-        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type())
-                .chain(first -> {
-                    if (!first) {
-                        count(stream, "duplicate");
-                        return Uni.createFrom().voidItem();
-                    }
-                    return change.apply(envelope);
-                }))
-                .invoke(() -> count(stream, "applied"));
+        return processed.applyOnce(envelope, change);
     }
 
     private Uni<Void> jobQueued(EventEnvelope<JobQueued> envelope) {

@@ -32,15 +32,11 @@ public class JobEventsConsumer {
 
     private final ProcessedEvents processed;
     private final StandaloneExecutor executor;
-    private final Counter applied;
-    private final Counter duplicates;
     private final Counter malformed;
 
     public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, MeterRegistry registry) {
         this.processed = processed;
         this.executor = executor;
-        this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "applied");
-        this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "duplicate");
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
     }
 
@@ -65,17 +61,7 @@ public class JobEventsConsumer {
     }
 
     private <P> Uni<Void> applyOnce(EventEnvelope<P> envelope, java.util.function.Function<EventEnvelope<P>, Uni<Void>> change) {
-        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type())
-                .chain(first -> {
-                    if (!first) {
-                        duplicates.increment();
-                        LOG.debugf("event %s already applied, skipped", envelope.eventId());
-                        return Uni.createFrom().voidItem();
-                    }
-                    applied.increment();
-                    return change.apply(envelope);
-                })).onFailure().invoke(e -> LOG.warnf("%s %s not applied (redelivered later): %s",
-                        envelope.type(), envelope.eventId(), e.toString()));
+        return processed.applyOnce(envelope, change);
     }
 
     private Uni<Void> storePending(EventEnvelope<JobQueued> envelope) {

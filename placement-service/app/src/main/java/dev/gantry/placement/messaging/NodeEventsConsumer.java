@@ -32,15 +32,11 @@ public class NodeEventsConsumer {
 
     private final ProcessedEvents processed;
     private final Binder binder;
-    private final Counter applied;
-    private final Counter duplicates;
     private final Counter malformed;
 
     public NodeEventsConsumer(ProcessedEvents processed, Binder binder, MeterRegistry registry) {
         this.processed = processed;
         this.binder = binder;
-        this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "applied");
-        this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "duplicate");
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.NODES_STREAM, "outcome", "malformed");
     }
 
@@ -64,16 +60,7 @@ public class NodeEventsConsumer {
     }
 
     private <P> Uni<Void> applyOnce(EventEnvelope<P> envelope, Function<P, Uni<Void>> change) {
-        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type())
-                .chain(first -> {
-                    if (!first) {
-                        duplicates.increment();
-                        return Uni.createFrom().voidItem();
-                    }
-                    applied.increment();
-                    return change.apply(envelope.payload());
-                })).onFailure().invoke(e -> LOG.warnf("%s %s not applied (redelivered later): %s",
-                        envelope.type(), envelope.eventId(), e.toString()));
+        return processed.applyOnce(envelope, e -> change.apply(e.payload()));
     }
 
     private Uni<Void> upsert(NodeChanged changed) {
