@@ -230,29 +230,9 @@ public final class GangPacker {
         return g == null ? null : new GangFit(List.of(new Assigned(r, node, g)), true);
     }
 
+    /** Packs the gang inside one domain, filling the {@code seed} node first. */
     private GangFit packSeeded(ClusterState st, PendingJob job, List<Replica> reps, int[] domain, int seed) {
-        List<Assigned> placed = new ArrayList<>();
-        List<Integer> used = new ArrayList<>(List.of(seed));
-        int failed = 0;
-        for (Replica r : reps) {
-            Assigned a = placeOne(st, r, domain, used);
-            if (a == null) {
-                failed++;
-                if (reps.size() - failed < job.minAvailable()) {
-                    break;
-                }
-                continue;
-            }
-            st.take(a.node(), r, a.gpus());
-            placed.add(a);
-            if (!used.contains(a.node())) {
-                used.add(a.node());
-            }
-        }
-        for (Assigned a : placed) {
-            st.release(a.node(), a.replica(), a.gpus());
-        }
-        return placed.size() < job.minAvailable() ? null : new GangFit(placed, failed == 0);
+        return pack(st, job, reps, domain, new ArrayList<>(List.of(seed)));
     }
 
     private static boolean sameNodes(GangFit a, GangFit b) {
@@ -318,8 +298,12 @@ public final class GangPacker {
 
     /** Packs the gang inside one domain; null when fewer than minAvailable pods fit. */
     public GangFit packInDomain(ClusterState st, PendingJob job, List<Replica> reps, int[] domain) {
+        return pack(st, job, reps, domain, new ArrayList<>());
+    }
+
+    /** Places replicas one by one, preferring nodes already {@code used}; state is left as found. */
+    private GangFit pack(ClusterState st, PendingJob job, List<Replica> reps, int[] domain, List<Integer> used) {
         List<Assigned> placed = new ArrayList<>();
-        List<Integer> used = new ArrayList<>();
         int failed = 0;
         for (Replica r : reps) {
             Assigned a = placeOne(st, r, domain, used);
@@ -339,10 +323,7 @@ public final class GangPacker {
         for (Assigned a : placed) {
             st.release(a.node(), a.replica(), a.gpus());
         }
-        if (placed.size() < job.minAvailable()) {
-            return null;
-        }
-        return new GangFit(placed, failed == 0);
+        return placed.size() < job.minAvailable() ? null : new GangFit(placed, failed == 0);
     }
 
     private static Assigned placeOne(ClusterState st, Replica r, int[] domain, List<Integer> used) {
