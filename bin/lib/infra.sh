@@ -84,6 +84,11 @@ ensure_nats() {
   fi
 }
 
+# headless Chromium and its WebDriver, for the console's browser tests (e2e-tests ConsoleIT)
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
+}
+
 ensure_infra() {
-  ensure_java && ensure_postgres && ensure_nats
+  ensure_java && ensure_postgres && ensure_nats && ensure_chromium
 }
