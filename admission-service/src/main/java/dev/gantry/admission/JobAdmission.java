@@ -167,7 +167,8 @@ public class JobAdmission {
     static JobQueued queuedEvent(JobEntity job, JobSpec spec) {
         return new JobQueued(job.id, spec.name(), spec.queue(), job.owner, job.priority, job.submittedAt, spec.minAvailable(),
                 spec.taskGroups().stream()
-                        .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB()))
+                        .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB(),
+                                g.image(), g.command() == null || g.command().isEmpty() ? null : g.command()))
                         .toList(),
                 spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
                 spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds());

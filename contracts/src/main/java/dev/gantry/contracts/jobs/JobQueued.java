@@ -29,7 +29,17 @@ public record JobQueued(
         boolean checkpointable,
         Long estimatedRuntimeSeconds) {
 
-    public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+    /**
+     * {@code image} and {@code command}: what the kubernetes binder runs in each pod of the group
+     * (null for jobs whose pods the user creates, and in standalone mode).
+     */
+    public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
+            String image, List<String> command) {
+
+        /** Without image and command (planning needs neither). */
+        public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+            this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, null, null);
+        }
     }
 
     /** {@code required} and {@code preferred}: any | node | leaf | spine | zone. */

@@ -11,7 +11,8 @@ import java.util.UUID;
 /**
  * A placed job (its GPUs are its {@link Allocation} rows). Keeps the {@code jobs.queued} payload so
  * a preempted job returns to the pending set with its original submission time, and the time the
- * standalone executor completes it: derived once at bind time, so a restart keeps it.
+ * standalone executor completes it: derived once at bind time, so a restart keeps it. Graceful
+ * preemption and the protection of a recently preempted job are stored here too, for the same reason.
  */
 @Entity
 @Table(name = "running_job")
@@ -38,4 +39,16 @@ public class RunningJobRecord extends PanacheEntityBase {
 
     @Column(name = "due_at", nullable = false)
     public Instant dueAt;
+
+    /** Preempted with a grace period: told, still holding its GPUs until then; null when not being evicted. */
+    @Column(name = "evicting_until")
+    public Instant evictingUntil;
+
+    /** Why it is being evicted (the preemption's reason). */
+    @Column(name = "evict_reason", columnDefinition = "text")
+    public String evictReason;
+
+    /** Placed again after a preemption: not preemptible before this time; null when unprotected. */
+    @Column(name = "protected_until")
+    public Instant protectedUntil;
 }

@@ -6,34 +6,55 @@ import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
+import dev.gantry.placement.cluster.ClusterActionException;
+import dev.gantry.placement.cluster.ClusterActuator;
+import dev.gantry.placement.cluster.Leadership;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Preemption;
 import dev.gantry.placement.engine.domain.TaskPlacement;
 import dev.gantry.placement.persistence.Allocation;
+import dev.gantry.placement.persistence.ClusterGang;
+import dev.gantry.placement.persistence.JobPreemption;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Standalone binder: applies a validated plan to placement's own state, job by job, each in one
- * transaction with its event in the outbox. Preemptions first (the victim's allocations go, it
- * returns to the pending set with its original submission time, {@code placements.preempted}),
- * then placements (every task's allocation, the job leaves the pending set, {@code placements.bound}):
- * a gang is written whole or not at all. A job that was cancelled or a GPU that was taken while the
- * window was planning makes that job's transaction write nothing; the next window plans it again.
- * Migrations are not applied yet.
+ * Applies a validated plan, job by job. The decision is recorded first, each job in one
+ * transaction with its event in the outbox, so a restart resumes without double-booking; then the
+ * {@link ClusterActuator} acts on it (kubernetes mode; in standalone mode the rows are the outcome).
+ * <ul>
+ * <li>Preemptions first. A victim placed again after an earlier preemption is protected for
+ * {@code gantry.placement.preemption.protection} and is not touched. A checkpointable victim is
+ * told first ({@code placements.preempted}, released at the end of its grace period) and keeps its
+ * GPUs for {@code gantry.placement.preemption.grace-period} (its pods are evicted with that grace);
+ * the preemptor is placed by a later window once they are free. Any other victim is released at
+ * once. Either way it returns to the pending set with its original submission time.</li>
+ * <li>Placements: every task's allocation, the job leaves the pending set, {@code placements.bound};
+ * a gang is written whole or not at all. Then its pods are created and bound, all or none: on
+ * failure what was created is deleted, the allocation released, and the job requeued (or failed,
+ * when retrying cannot help) with {@code placements.failed}.</li>
+ * </ul>
+ * A job cancelled or a GPU taken while the window was planning makes that job's transaction write
+ * nothing; the next window plans it again. Only the leading replica applies plans. Migrations are
+ * not applied yet.
  */
 @ApplicationScoped
 public class Binder {
@@ -42,16 +63,34 @@ public class Binder {
 
     private final Outbox outbox;
     private final StandaloneExecutor executor;
+    private final ClusterActuator cluster;
+    private final Leadership leadership;
+    private final Vertx vertx;
+    private final Duration gracePeriod;
+    private final Duration protection;
+    private final String namespace;
 
-    public Binder(Outbox outbox, StandaloneExecutor executor) {
+    public Binder(Outbox outbox, StandaloneExecutor executor, ClusterActuator cluster, Leadership leadership, Vertx vertx,
+            @ConfigProperty(name = "gantry.placement.preemption.grace-period", defaultValue = "30s") Duration gracePeriod,
+            @ConfigProperty(name = "gantry.placement.preemption.protection", defaultValue = "5m") Duration protection,
+            @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace) {
         this.outbox = outbox;
         this.executor = executor;
+        this.cluster = cluster;
+        this.leadership = leadership;
+        this.vertx = vertx;
+        this.gracePeriod = gracePeriod;
+        this.protection = protection;
+        this.namespace = namespace;
     }
 
-    /** Applies the plan; the item is the number of jobs placed. {@code gpuModelByNode}: for the bound event. */
+    /** Applies the plan; the item is the number of jobs placed (0 on a replica that does not lead). */
     public Uni<Integer> apply(Plan plan, Map<String, String> gpuModelByNode) {
+        if (!leadership.leading()) {
+            return Uni.createFrom().item(0);
+        }
         if (!plan.migrations().isEmpty()) {
-            LOG.infof("plan has %d migrations; not applied (standalone binder does not migrate yet)", plan.migrations().size());
+            LOG.infof("plan has %d migrations; not applied (the binder does not migrate yet)", plan.migrations().size());
         }
         return Multi.createFrom().iterable(plan.preemptions())
                 .onItem().transformToUniAndConcatenate(this::preempt)
@@ -62,13 +101,89 @@ public class Binder {
                 .map(bound -> (int) bound.stream().filter(Boolean::booleanValue).count());
     }
 
+    /** What a preemption did: nothing, released at once, or told and still holding its GPUs until a deadline. */
+    private record Preempted(boolean done, Duration grace, ClusterActuator.GangRef gang) {
+        static final Preempted NOTHING = new Preempted(false, Duration.ZERO, null);
+    }
+
     Uni<Boolean> preempt(Preemption preemption) {
         UUID jobId = UUID.fromString(preemption.job());
-        return Panache.withTransaction(() -> requeue(jobId, Subjects.PLACEMENTS_PREEMPTED, preemption.reason()))
+        return Panache.withTransaction(() -> startPreemption(jobId, preemption.reason()))
+                .call(p -> p.done() && p.gang() != null ? act(() -> cluster.evict(p.gang(), p.grace()))
+                        .onFailure().invoke(e -> LOG.warnf("evicting the pods of %s failed (deleted when its grace ends): %s",
+                                jobId, e.toString()))
+                        .onFailure().recoverWithNull() : Uni.createFrom().nullItem())
+                .map(Preempted::done)
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("preempting %s failed, left running: %s", jobId, e.toString());
                     return false;
                 });
+    }
+
+    private Uni<Preempted> startPreemption(UUID jobId, String reason) {
+        Instant now = Instant.now();
+        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
+            if (job == null) {
+                return Uni.createFrom().item(Preempted.NOTHING);
+            }
+            if (job.evictingUntil != null) {
+                return Uni.createFrom().item(Preempted.NOTHING); // already told; its GPUs free up at the deadline
+            }
+            if (job.protectedUntil != null && job.protectedUntil.isAfter(now)) {
+                LOG.infof("job %s not preempted: protected until %s (preempted recently)", jobId, job.protectedUntil);
+                return Uni.createFrom().item(Preempted.NOTHING);
+            }
+            JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
+            return countPreemption(jobId, now).chain(() -> gangRef(jobId)).chain(gang -> {
+                if (spec.checkpointable() && gracePeriod.isPositive()) {
+                    // told first: the victim checkpoints while it still holds its GPUs
+                    job.evictingUntil = now.plus(gracePeriod);
+                    job.evictReason = reason;
+                    String told = reason + " (checkpoint grace " + gracePeriod.toSeconds() + "s)";
+                    return outbox.append(Subjects.PLACEMENTS_PREEMPTED, jobId.toString(),
+                                    new PlacementReleased(jobId, job.queue, told, job.evictingUntil))
+                            .invoke(() -> LOG.infof("job %s preempted, keeps its GPUs until %s: %s", jobId, job.evictingUntil, reason))
+                            .replaceWith(new Preempted(true, gracePeriod, gang));
+                }
+                return requeue(job, Subjects.PLACEMENTS_PREEMPTED, reason).replaceWith(new Preempted(true, Duration.ZERO, gang));
+            });
+        });
+    }
+
+    private static Uni<Void> countPreemption(UUID jobId, Instant now) {
+        return JobPreemption.<JobPreemption>findById(jobId).chain(row -> {
+            JobPreemption p = row != null ? row : new JobPreemption();
+            p.jobId = jobId;
+            p.lastPreemptedAt = now;
+            p.times = row == null ? 1 : row.times + 1;
+            return p.persist().replaceWithVoid();
+        });
+    }
+
+    /** Victims whose grace period is over give up their GPUs and return to the pending set (their event went out when told). */
+    @Scheduled(every = "${gantry.placement.standalone.sweep-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
+    Uni<Void> finishEvictions() {
+        if (!leadership.leading()) {
+            return Uni.createFrom().voidItem();
+        }
+        return Panache.withSession(() -> RunningJobRecord.<RunningJobRecord>list("evictingUntil <= ?1 order by evictingUntil", Instant.now()))
+                .onItem().transformToMulti(due -> Multi.createFrom().iterable(due))
+                .onItem().transformToUniAndConcatenate(job -> finishEviction(job.jobId).onFailure().recoverWithItem(e -> {
+                    LOG.warnf("ending the eviction of %s failed (next sweep retries): %s", job.jobId, e.toString());
+                    return false;
+                }))
+                .collect().last()
+                .replaceWithVoid();
+    }
+
+    /** Ends a victim's grace: its pods go (if any are left), then its GPUs, in that order. */
+    Uni<Boolean> finishEviction(UUID jobId) {
+        return Panache.withSession(() -> gangRef(jobId))
+                .call(gang -> gang == null ? Uni.createFrom().nullItem() : act(() -> cluster.evict(gang, Duration.ZERO)))
+                .chain(gang -> Panache.withTransaction(() -> RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job ->
+                        job == null || job.evictingUntil == null ? Uni.createFrom().item(false)
+                                : requeue(job, null, job.evictReason == null ? "preempted" : job.evictReason))));
     }
 
     /**
@@ -86,30 +201,38 @@ public class Binder {
         });
     }
 
-    /** A running job released and back in the pending set, with the event on {@code subject}. Inside a transaction. */
     private Uni<Boolean> requeue(UUID jobId, String subject, String reason) {
-        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
-            if (job == null) {
-                return Uni.createFrom().item(false);
-            }
-            JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
-            PendingJob pending = new PendingJob();
-            pending.jobId = jobId;
-            pending.name = spec.name();
-            pending.queue = spec.queue();
-            pending.priority = spec.priority();
-            pending.totalGpus = spec.totalGpus();
-            pending.spec = job.spec;
-            pending.submittedAt = job.submittedAt; // keeps its place in line
-            pending.receivedAt = Instant.now();
-            return Allocation.delete("jobId", jobId)
-                    .chain(job::delete)
-                    .chain(() -> pending.persist())
-                    .chain(() -> outbox.append(subject, jobId.toString(),
-                            new PlacementReleased(jobId, spec.queue(), reason, Instant.now())))
-                    .invoke(() -> LOG.infof("job %s back to pending (%s): %s", jobId, subject, reason))
-                    .replaceWith(true);
-        });
+        return RunningJobRecord.<RunningJobRecord>findById(jobId)
+                .chain(job -> job == null ? Uni.createFrom().item(false) : requeue(job, subject, reason));
+    }
+
+    /**
+     * A running job released and back in the pending set with its original submission time; the
+     * event on {@code subject} (none when null: it went out already). Inside a transaction.
+     */
+    private Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
+        UUID jobId = job.jobId;
+        JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
+        PendingJob pending = new PendingJob();
+        pending.jobId = jobId;
+        pending.name = spec.name();
+        pending.queue = spec.queue();
+        pending.priority = spec.priority();
+        pending.totalGpus = spec.totalGpus();
+        pending.spec = job.spec;
+        pending.submittedAt = job.submittedAt; // keeps its place in line
+        pending.receivedAt = Instant.now();
+        return Allocation.delete("jobId", jobId)
+                .chain(job::delete)
+                .chain(() -> pending.persist())
+                .chain(() -> subject == null ? Uni.createFrom().nullItem()
+                        : outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, spec.queue(), reason, Instant.now())))
+                .invoke(() -> LOG.infof("job %s back to pending (%s): %s", jobId, subject == null ? "grace period over" : subject, reason))
+                .replaceWith(true);
+    }
+
+    /** The bound gang, for the actuator (null in standalone mode or when nothing was written). */
+    private record Bound(boolean written, ClusterActuator.Gang gang) {
     }
 
     Uni<Boolean> bind(Placement placement, Map<String, String> gpuModelByNode) {
@@ -119,26 +242,41 @@ public class Binder {
         return Panache.withTransaction(() -> PendingJob.<PendingJob>findById(jobId).chain(pending -> {
             if (pending == null) {
                 LOG.debugf("job %s left the pending set while planning; not bound", jobId);
-                return Uni.createFrom().item(false);
+                return Uni.createFrom().item(new Bound(false, null));
             }
             return Allocation.<Allocation>list("node in ?1", nodes).chain(held -> {
                 String conflict = conflict(placement, held);
                 if (conflict != null) {
                     LOG.infof("job %s not bound: %s (replanned next window)", jobId, conflict);
-                    return Uni.createFrom().item(false);
+                    return Uni.createFrom().item(new Bound(false, null));
                 }
-                return write(pending, placement, gpuModelByNode).replaceWith(true);
+                return write(pending, placement, gpuModelByNode);
             });
-        })).onFailure().recoverWithItem(e -> {
-            LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
-            return false;
+        })).chain(bound -> !bound.written() || bound.gang() == null ? Uni.createFrom().item(bound.written()) : launch(bound.gang()))
+                .onFailure().recoverWithItem(e -> {
+                    LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
+                    return false;
+                });
+    }
+
+    /** Pods of a recorded placement onto the cluster; on failure the placement is undone. */
+    private Uni<Boolean> launch(ClusterActuator.Gang gang) {
+        UUID jobId = gang.ref().jobId();
+        return act(() -> cluster.launch(gang)).replaceWith(true).onFailure().recoverWithUni(e -> {
+            boolean permanent = e instanceof ClusterActionException c && c.permanent();
+            String reason = "pods not bound: " + e.getMessage();
+            LOG.warnf("job %s: %s (%s)", jobId, reason, permanent ? "failed" : "requeued");
+            return Panache.withTransaction(() -> permanent
+                    ? executor.release(jobId, Subjects.PLACEMENTS_FAILED, reason)
+                    : requeue(jobId, Subjects.PLACEMENTS_FAILED, reason)).replaceWith(false);
         });
     }
 
-    private Uni<Void> write(PendingJob pending, Placement placement, Map<String, String> gpuModelByNode) {
+    private Uni<Bound> write(PendingJob pending, Placement placement, Map<String, String> gpuModelByNode) {
         JobQueued spec = EventCodec.fromJson(pending.spec, JobQueued.class);
         Instant now = Instant.now();
         List<Allocation> rows = new ArrayList<>();
+        List<ClusterActuator.TaskBinding> tasks = new ArrayList<>();
         long cpu = 0;
         long memory = 0;
         int gpus = 0;
@@ -155,6 +293,7 @@ public class Binder {
             a.cpuMillis = group == null ? 0 : group.cpuMillis();
             a.memoryMiB = group == null ? 0 : group.memoryMiB();
             rows.add(a);
+            tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli()));
             cpu += a.cpuMillis;
             memory += a.memoryMiB;
             gpus += t.gpus().size();
@@ -172,13 +311,58 @@ public class Binder {
         running.dueAt = executor.dueAt(now, spec);
         PlacementBound bound = new PlacementBound(pending.jobId, spec.queue(), spec.owner(), gpus,
                 models.size() == 1 ? models.iterator().next() : null, cpu, memory, now);
-        return Panache.getSession()
+        return JobPreemption.<JobPreemption>findById(pending.jobId)
+                .invoke(preempted -> {
+                    if (preempted != null && protection.isPositive()) {
+                        running.protectedUntil = now.plus(protection); // placed again after a preemption: runs undisturbed a while
+                    }
+                })
+                .chain(() -> Panache.getSession())
                 .chain(session -> session.persistAll(rows.toArray()))
                 .chain(pending::delete)
                 .chain(() -> running.persist())
                 .chain(() -> outbox.append(Subjects.PLACEMENTS_BOUND, pending.jobId.toString(), bound))
                 .invoke(() -> LOG.infof("job %s bound: %d tasks, %d GPUs", pending.jobId, rows.size(), bound.gpus()))
-                .replaceWithVoid();
+                .chain(() -> cluster.acts() ? gangOf(pending.jobId, spec, tasks) : Uni.createFrom().nullItem())
+                .map(gang -> new Bound(true, gang));
+    }
+
+    /** The gang to launch: users' pods as recorded when the gang formed, or a new record for the pods gantry creates. */
+    private Uni<ClusterActuator.Gang> gangOf(UUID jobId, JobQueued spec, List<ClusterActuator.TaskBinding> tasks) {
+        return ClusterGang.<ClusterGang>findById(jobId).chain(row -> {
+            if (row != null && row.userPods) {
+                @SuppressWarnings("unchecked")
+                Map<String, String> pods = EventCodec.fromJson(row.pods, LinkedHashMap.class);
+                return Uni.createFrom().item(new ClusterActuator.Gang(
+                        new ClusterActuator.GangRef(jobId, row.namespace, row.gangLabel, true), spec, tasks, pods, row.attempt));
+            }
+            ClusterGang gang = row != null ? row : new ClusterGang();
+            gang.jobId = jobId;
+            gang.namespace = namespace;
+            gang.gangLabel = jobId.toString();
+            gang.userPods = false;
+            gang.attempt = row == null ? 1 : row.attempt + 1;
+            gang.createdAt = Instant.now();
+            return gang.persist().map(x -> new ClusterActuator.Gang(
+                    new ClusterActuator.GangRef(jobId, namespace, gang.gangLabel, false), spec, tasks, Map.of(), gang.attempt));
+        });
+    }
+
+    /** Where the job's pods are; null in standalone mode or when it never reached the cluster. */
+    private Uni<ClusterActuator.GangRef> gangRef(UUID jobId) {
+        if (!cluster.acts()) {
+            return Uni.createFrom().nullItem();
+        }
+        return ClusterGang.<ClusterGang>findById(jobId).map(row -> row == null ? null
+                : new ClusterActuator.GangRef(jobId, row.namespace, row.gangLabel, row.userPods));
+    }
+
+    /** A blocking cluster call on a worker thread; the result comes back on this context. */
+    private Uni<Void> act(Runnable call) {
+        return vertx.executeBlocking(Uni.createFrom().item(() -> {
+            call.run();
+            return null;
+        })).replaceWithVoid();
     }
 
     /** The task group of a task named {@code <group>-<i>}. */

@@ -42,8 +42,21 @@ public final class ScenarioBuilder {
     public record Held(UUID jobId, String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB) {
     }
 
-    /** A placed job: its spec (null when unknown, e.g. an allocation written by hand) and when it was bound. */
-    public record Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt) {
+    /**
+     * A placed job: its spec (null when unknown, e.g. an allocation written by hand), when it was
+     * bound, and until when it is protected from preemption (placed again after being preempted;
+     * null when not protected).
+     */
+    public record Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt, Instant protectedUntil) {
+
+        public Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt) {
+            this(jobId, queue, spec, boundAt, null);
+        }
+
+        /** Whether the engine may choose it as a victim at {@code now}. */
+        boolean preemptibleAt(Instant now) {
+            return spec != null && spec.preemptible() && (protectedUntil == null || !protectedUntil.isAfter(now));
+        }
     }
 
     private ScenarioBuilder() {
@@ -86,8 +99,9 @@ public final class ScenarioBuilder {
             JobQueued spec = p == null ? null : p.spec();
             String queue = p == null ? "default" : p.queue();
             queues.add(queue);
+            // a job placed again after a preemption is not a victim until its protection ends (no thrashing)
             running.add(new RunningJob(jobId.toString(), queue, spec == null ? 0 : spec.priority(),
-                    spec != null && spec.preemptible(), spec != null && spec.checkpointable(), false,
+                    p != null && p.preemptibleAt(now), spec != null && spec.checkpointable(), false,
                     p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks));
         });
         // GPUs of a job left out above still must not be given away: keep them as a pinned job of their own

@@ -4,12 +4,17 @@ import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
+import dev.gantry.placement.cluster.BinderMode;
+import dev.gantry.placement.cluster.ClusterActuator;
 import dev.gantry.placement.persistence.Allocation;
+import dev.gantry.placement.persistence.ClusterGang;
+import dev.gantry.placement.persistence.JobPreemption;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,27 +26,39 @@ import org.jboss.logging.Logger;
  * Standalone mode's stand-in for a cluster: a placed job "runs" for its estimated runtime times a
  * speed-up factor, then completes. The due time is stored with the job at bind time
  * ({@code running_job.due_at}) and a periodic sweep completes what is due, so a restart neither
- * forgets a running job nor completes it early.
+ * forgets a running job nor completes it early. In kubernetes mode the pods' phases say when a job
+ * ends, so nothing falls due; releasing a job then also deletes the pods gantry created for it.
  */
 @ApplicationScoped
 public class StandaloneExecutor {
 
     private static final Logger LOG = Logger.getLogger(StandaloneExecutor.class);
+    /** Due time of a job on a real cluster: never (its pods report the end). */
+    static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
 
     private final Outbox outbox;
+    private final boolean kubernetes;
+    private final ClusterActuator cluster;
+    private final Vertx vertx;
     private final double speedup;
     private final Duration defaultRuntime;
 
-    public StandaloneExecutor(Outbox outbox,
+    public StandaloneExecutor(Outbox outbox, BinderMode mode, ClusterActuator cluster, Vertx vertx,
             @ConfigProperty(name = "gantry.placement.standalone.speedup", defaultValue = "0.01") double speedup,
             @ConfigProperty(name = "gantry.placement.standalone.default-runtime", defaultValue = "60s") Duration defaultRuntime) {
         this.outbox = outbox;
+        this.kubernetes = mode.kubernetes();
+        this.cluster = cluster;
+        this.vertx = vertx;
         this.speedup = speedup;
         this.defaultRuntime = defaultRuntime;
     }
 
     /** When a job bound at {@code boundAt} is done: its estimated runtime (or the default) times the speed-up. */
     public Instant dueAt(Instant boundAt, JobQueued spec) {
+        if (kubernetes) {
+            return NEVER;
+        }
         double seconds = spec.estimatedRuntimeSeconds() != null ? spec.estimatedRuntimeSeconds() : defaultRuntime.toMillis() / 1000.0;
         return boundAt.plusMillis(Math.max(0L, Math.round(seconds * speedup * 1000)));
     }
@@ -49,8 +66,12 @@ public class StandaloneExecutor {
     @Scheduled(every = "${gantry.placement.standalone.sweep-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> sweep() {
+        if (kubernetes) {
+            return Uni.createFrom().voidItem();
+        }
         Instant now = Instant.now();
-        return Panache.withSession(() -> RunningJobRecord.<RunningJobRecord>list("dueAt <= ?1 order by dueAt", now))
+        // a victim in its grace period is not completed: it is on its way back to the pending set
+        return Panache.withSession(() -> RunningJobRecord.<RunningJobRecord>list("dueAt <= ?1 and evictingUntil is null order by dueAt", now))
                 .onItem().transformToMulti(due -> Multi.createFrom().iterable(due))
                 .onItem().transformToUniAndConcatenate(job -> Panache.withTransaction(() -> release(job.jobId, "completed"))
                         .onFailure().recoverWithItem(e -> {
@@ -66,17 +87,40 @@ public class StandaloneExecutor {
      * Call inside a transaction. False (and nothing changes) when the job is not running.
      */
     public Uni<Boolean> release(UUID jobId, String reason) {
+        return release(jobId, Subjects.PLACEMENTS_COMPLETED, reason);
+    }
+
+    /**
+     * Releases what a running job holds for good (it does not return to the pending set) and
+     * appends the event on {@code subject}. In kubernetes mode a job that did not complete loses
+     * the pods gantry created for it. Call inside a transaction; false when the job is not running.
+     */
+    public Uni<Boolean> release(UUID jobId, String subject, String reason) {
         return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
             if (job == null) {
                 return Uni.createFrom().item(false);
             }
             String queue = job.queue;
-            return Allocation.delete("jobId", jobId)
+            return stopPods(jobId, reason)
+                    .chain(() -> Allocation.delete("jobId", jobId))
                     .chain(() -> job.delete())
-                    .chain(() -> outbox.append(Subjects.PLACEMENTS_COMPLETED, jobId.toString(),
-                            new PlacementReleased(jobId, queue, reason, Instant.now())))
-                    .invoke(() -> LOG.infof("job %s released its GPUs (%s)", jobId, reason))
+                    .chain(() -> JobPreemption.deleteById(jobId))
+                    .chain(() -> ClusterGang.deleteById(jobId))
+                    .chain(() -> outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, queue, reason, Instant.now())))
+                    .invoke(() -> LOG.infof("job %s released its GPUs (%s: %s)", jobId, subject, reason))
                     .replaceWith(true);
         });
+    }
+
+    /** A cancelled or failed job's pods go before its GPUs are given to anyone else. */
+    private Uni<Void> stopPods(UUID jobId, String reason) {
+        if (!cluster.acts() || "completed".equals(reason)) {
+            return Uni.createFrom().voidItem();
+        }
+        return ClusterGang.<ClusterGang>findById(jobId).chain(row -> row == null ? Uni.createFrom().voidItem()
+                : vertx.executeBlocking(Uni.createFrom().item(() -> {
+                    cluster.stop(new ClusterActuator.GangRef(jobId, row.namespace, row.gangLabel, row.userPods));
+                    return null;
+                })).replaceWithVoid());
     }
 }

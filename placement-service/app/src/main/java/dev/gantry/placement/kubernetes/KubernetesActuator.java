@@ -1,0 +1,305 @@
+package dev.gantry.placement.kubernetes;
+
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.placement.cluster.ClusterActionException;
+import dev.gantry.placement.cluster.ClusterActuator;
+import io.fabric8.kubernetes.api.model.Binding;
+import io.fabric8.kubernetes.api.model.BindingBuilder;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.policy.v1.Eviction;
+import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+/**
+ * The kubernetes binder's hands. A job submitted through the API gets one pod per task (the task
+ * group's image and command, {@code schedulerName: gantry}, its GPUs as {@code nvidia.com/gpu}
+ * limits and their indices in {@code gantry.dev/gpu-indices}); users' pods exist already. Each
+ * pod is bound to its node with a {@code Binding} (which also carries the GPU indices annotation
+ * onto the pod). All or none: when one step fails after retries, the pods this call created (or
+ * users' pods it bound) are deleted again. Transient API errors (connection, 429, 5xx) are
+ * retried with exponential backoff. Every call here blocks.
+ */
+@ApplicationScoped
+public class KubernetesActuator implements ClusterActuator {
+
+    private static final Logger LOG = Logger.getLogger(KubernetesActuator.class);
+
+    public static final String SCHEDULER_NAME = "gantry";
+    public static final String LABEL_JOB = "gantry.dev/job";
+    public static final String LABEL_QUEUE = "gantry.dev/queue";
+    public static final String LABEL_TASK = "gantry.dev/task";
+    /** Which placement of the job a pod gantry created belongs to (see {@link Gang#attempt()}). */
+    public static final String LABEL_ATTEMPT = "gantry.dev/attempt";
+    public static final String LABEL_MIN_AVAILABLE = "gantry.dev/min-available";
+    /** Marks pods gantry created, so they are never mistaken for a user's gang. */
+    public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+    public static final String ANNOTATION_GPU_INDICES = "gantry.dev/gpu-indices";
+    public static final String ANNOTATION_GPU_MILLI = "gantry.dev/gpu-milli";
+    public static final String GPU_RESOURCE = "nvidia.com/gpu";
+
+    private final KubernetesClient client;
+    private final int attempts;
+    private final Duration backoff;
+
+    public KubernetesActuator(KubernetesClient client,
+            @ConfigProperty(name = "gantry.placement.kubernetes.retry.attempts", defaultValue = "4") int attempts,
+            @ConfigProperty(name = "gantry.placement.kubernetes.retry.backoff", defaultValue = "200ms") Duration backoff) {
+        this.client = client;
+        this.attempts = Math.max(1, attempts);
+        this.backoff = backoff;
+    }
+
+    @Override
+    public boolean acts() {
+        return true;
+    }
+
+    @Override
+    public void launch(Gang gang) {
+        String ns = gang.ref().namespace();
+        List<String> created = new ArrayList<>();
+        List<String> boundUserPods = new ArrayList<>();
+        try {
+            for (TaskBinding task : gang.tasks()) {
+                String podName;
+                Pod pod;
+                if (gang.ref().userPods()) {
+                    podName = gang.userPods().get(task.task());
+                    pod = podName == null ? null : retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
+                    if (pod == null) {
+                        throw new ClusterActionException("pod for task " + task.task() + " of gang " + gang.ref().label() + " is gone", false, null);
+                    }
+                } else {
+                    podName = podName(gang, task.task());
+                    Pod existing = retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
+                    if (existing == null) {
+                        Pod wanted = newPod(gang, task, podName);
+                        pod = retry("create pod " + podName, () -> client.pods().inNamespace(ns).resource(wanted).create());
+                        created.add(podName);
+                    } else {
+                        pod = existing; // an earlier try of this same attempt got this far (restart)
+                    }
+                }
+                String boundTo = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
+                if (boundTo == null) {
+                    Binding binding = binding(ns, podName, task);
+                    retry("bind pod " + podName, () -> client.bindings().inNamespace(ns).resource(binding).create());
+                    if (gang.ref().userPods()) {
+                        boundUserPods.add(podName);
+                    }
+                    scheduledEvent(ns, pod, podName, task.node());
+                } else if (!boundTo.equals(task.node())) {
+                    throw new ClusterActionException("pod " + podName + " is already on " + boundTo + ", not " + task.node(), false, null);
+                }
+            }
+            LOG.infof("gang %s/%s bound: %d pods", ns, gang.ref().label(), gang.tasks().size());
+        } catch (RuntimeException e) {
+            List<String> undo = new ArrayList<>(created);
+            undo.addAll(boundUserPods); // a bound pod cannot be unbound: it goes, and its owner makes a new one
+            for (String name : undo) {
+                try {
+                    retry("delete pod " + name, () -> client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete());
+                } catch (RuntimeException cleanup) {
+                    LOG.warnf("rolling back gang %s: pod %s not deleted: %s", gang.ref().label(), name, cleanup.toString());
+                }
+            }
+            if (e instanceof ClusterActionException c) {
+                throw c;
+            }
+            throw new ClusterActionException(e.getMessage(), false, e);
+        }
+    }
+
+    @Override
+    public void evict(GangRef gang, Duration grace) {
+        long seconds = Math.max(0, grace.toSeconds());
+        for (Pod pod : pods(gang)) {
+            String name = pod.getMetadata().getName();
+            if (isFinished(pod)) {
+                continue;
+            }
+            Eviction eviction = new EvictionBuilder().withNewMetadata().withName(name).withNamespace(gang.namespace()).endMetadata()
+                    .withDeleteOptions(new DeleteOptionsBuilder().withGracePeriodSeconds(seconds).build()).build();
+            boolean evicted;
+            try {
+                evicted = retry("evict pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).evict(eviction));
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 404 && e.getCode() != 405 && e.getCode() != 409) {
+                    throw e;
+                }
+                evicted = false; // no eviction subresource here: deleting with the same grace does the same
+            }
+            if (!evicted) {
+                // a disruption budget said no: a preemption goes ahead anyway, with the same grace (as kube-scheduler's does)
+                retry("delete pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).withGracePeriod(seconds).delete());
+            }
+            LOG.infof("pod %s/%s evicted (grace %ds)", gang.namespace(), name, seconds);
+        }
+    }
+
+    @Override
+    public void stop(GangRef gang) {
+        if (gang.userPods()) {
+            return;
+        }
+        for (Pod pod : pods(gang)) {
+            String name = pod.getMetadata().getName();
+            retry("delete pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).delete());
+        }
+    }
+
+    private List<Pod> pods(GangRef gang) {
+        return retry("list pods of " + gang.label(),
+                () -> client.pods().inNamespace(gang.namespace()).withLabel(LABEL_JOB, gang.label()).list().getItems());
+    }
+
+    private static boolean isFinished(Pod pod) {
+        String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+        return "Succeeded".equals(phase) || "Failed".equals(phase);
+    }
+
+    /** {@code <job name>-<id prefix>-<task>-<attempt>}, DNS-safe and at most 63 characters. */
+    static String podName(Gang gang, String task) {
+        String id = gang.ref().jobId().toString().substring(0, 8);
+        String suffix = "-" + id + "-" + dns(task) + "-" + gang.attempt();
+        String name = dns(gang.spec().name() == null ? "job" : gang.spec().name());
+        int room = Math.max(1, 63 - suffix.length());
+        name = name.length() > room ? name.substring(0, room) : name;
+        return (name + suffix).replaceAll("-+", "-").replaceAll("^-|-$", "");
+    }
+
+    private static String dns(String s) {
+        String d = s.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+|-+$", "");
+        return d.isEmpty() ? "x" : d;
+    }
+
+    /** A label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends. */
+    private static String labelValue(String s) {
+        String v = s.replaceAll("[^A-Za-z0-9._-]", "-");
+        v = v.length() > 63 ? v.substring(0, 63) : v;
+        return v.replaceAll("^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "");
+    }
+
+    private static String indices(List<Integer> gpus) {
+        return gpus.stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+
+    private Pod newPod(Gang gang, TaskBinding task, String podName) {
+        JobQueued.TaskGroup group = groupOf(gang.spec(), task.task());
+        if (group == null || group.image() == null || group.image().isBlank()) {
+            throw new ClusterActionException("task group of " + task.task() + " has no image", true, null);
+        }
+        Map<String, Quantity> limits = new LinkedHashMap<>();
+        Map<String, Quantity> requests = new LinkedHashMap<>();
+        if (task.gpuMilli() == null && !task.gpus().isEmpty()) {
+            limits.put(GPU_RESOURCE, new Quantity(String.valueOf(task.gpus().size())));
+        }
+        if (group.cpuMillis() > 0) {
+            requests.put("cpu", new Quantity(group.cpuMillis() + "m"));
+        }
+        if (group.memoryMiB() > 0) {
+            requests.put("memory", new Quantity(group.memoryMiB() + "Mi"));
+        }
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(ANNOTATION_GPU_INDICES, indices(task.gpus()));
+        if (task.gpuMilli() != null) {
+            annotations.put(ANNOTATION_GPU_MILLI, String.valueOf(task.gpuMilli()));
+        }
+        ContainerBuilder container = new ContainerBuilder().withName(dns(group.name())).withImage(group.image())
+                .withNewResources().withLimits(limits).withRequests(requests).endResources();
+        if (group.command() != null && !group.command().isEmpty()) {
+            container.withCommand(group.command());
+        }
+        return new PodBuilder()
+                .withNewMetadata().withName(podName).withNamespace(gang.ref().namespace())
+                .addToLabels(LABEL_JOB, gang.ref().label())
+                .addToLabels(LABEL_QUEUE, labelValue(gang.spec().queue()))
+                .addToLabels(LABEL_TASK, labelValue(task.task()))
+                .addToLabels(LABEL_MANAGED_BY, SCHEDULER_NAME)
+                .addToLabels(LABEL_ATTEMPT, String.valueOf(gang.attempt()))
+                .withAnnotations(annotations)
+                .endMetadata()
+                .withNewSpec().withSchedulerName(SCHEDULER_NAME).withRestartPolicy("Never")
+                .withContainers(container.build())
+                .endSpec()
+                .build();
+    }
+
+    private static Binding binding(String ns, String podName, TaskBinding task) {
+        return new BindingBuilder()
+                .withNewMetadata().withName(podName).withNamespace(ns)
+                .addToAnnotations(ANNOTATION_GPU_INDICES, indices(task.gpus())) // the API server copies these onto the pod
+                .endMetadata()
+                .withNewTarget().withApiVersion("v1").withKind("Node").withName(task.node()).endTarget()
+                .build();
+    }
+
+    /** What {@code kubectl describe pod} shows; best effort (a lost event never fails a binding). */
+    private void scheduledEvent(String ns, Pod pod, String podName, String node) {
+        try {
+            String now = Instant.now().toString();
+            client.v1().events().inNamespace(ns).resource(new EventBuilder()
+                    .withNewMetadata().withGenerateName(podName + ".").withNamespace(ns).endMetadata()
+                    .withNewInvolvedObject().withKind("Pod").withApiVersion("v1").withNamespace(ns).withName(podName)
+                    .withUid(pod.getMetadata() == null ? null : pod.getMetadata().getUid()).endInvolvedObject()
+                    .withType("Normal").withReason("Scheduled").withMessage("Successfully assigned " + ns + "/" + podName + " to " + node)
+                    .withNewSource().withComponent(SCHEDULER_NAME).endSource()
+                    .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
+                    .build()).create();
+        } catch (RuntimeException e) {
+            LOG.debugf("event for pod %s not recorded: %s", podName, e.toString());
+        }
+    }
+
+    private static JobQueued.TaskGroup groupOf(JobQueued spec, String task) {
+        String group = task.replaceFirst("-\\d+$", "");
+        return spec.taskGroups().stream().filter(g -> g.name().equals(group)).findFirst().orElse(null);
+    }
+
+    /** Runs an API call, retrying transient failures with exponential backoff. */
+    <T> T retry(String what, Supplier<T> call) {
+        long wait = backoff.toMillis();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.get();
+            } catch (KubernetesClientException e) {
+                if (attempt >= attempts || !transient_(e)) {
+                    throw e;
+                }
+                LOG.debugf("%s failed (%s), retry %d in %d ms", what, e.getMessage(), attempt, wait);
+            }
+            try {
+                Thread.sleep(wait);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                throw new ClusterActionException(what + " interrupted", false, ie);
+            }
+            wait *= 2;
+        }
+    }
+
+    private static boolean transient_(KubernetesClientException e) {
+        int code = e.getCode();
+        return code == 0 && (e.getCause() instanceof IOException || e.getCause() == null)
+                || code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
+    }
+}

@@ -1,0 +1,140 @@
+package dev.gantry.placement.kubernetes;
+
+import dev.gantry.contracts.jobs.JobQueued;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Pods users created for gantry, read as a gang: which pods are waiting to be placed, and the
+ * pending job they make (one task group per distinct resource shape, tasks in pod-name order).
+ * Plain functions over fabric8's model, no I/O.
+ */
+public final class PodGangs {
+
+    private PodGangs() {
+    }
+
+    /** A user gang as a pending job, and which pod each of its tasks is. */
+    public record UserGang(JobQueued spec, Map<String, String> podByTask) {
+    }
+
+    /** The job id of a gang: its label when that is a UUID (gantry's own pods), else derived from namespace and label. */
+    public static UUID jobIdOf(String namespace, String label) {
+        try {
+            return UUID.fromString(label);
+        } catch (IllegalArgumentException e) {
+            return UUID.nameUUIDFromBytes((namespace + "/" + label).getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /** A user's pod (not one gantry made) addressed to gantry and not placed yet. */
+    public static boolean waitingUserPod(Pod pod) {
+        Map<String, String> labels = pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels();
+        return !KubernetesActuator.SCHEDULER_NAME.equals(labels.get(KubernetesActuator.LABEL_MANAGED_BY))
+                && labels.containsKey(KubernetesActuator.LABEL_JOB)
+                && labels.containsKey(KubernetesActuator.LABEL_MIN_AVAILABLE)
+                && pod.getSpec() != null && KubernetesActuator.SCHEDULER_NAME.equals(pod.getSpec().getSchedulerName())
+                && pod.getSpec().getNodeName() == null
+                && pod.getMetadata().getDeletionTimestamp() == null
+                && (pod.getStatus() == null || pod.getStatus().getPhase() == null || "Pending".equals(pod.getStatus().getPhase()));
+    }
+
+    /** {@code gantry.dev/min-available}; 0 when missing or not a positive number. */
+    public static int minAvailable(List<Pod> pods) {
+        for (Pod p : pods) {
+            String v = p.getMetadata().getLabels().get(KubernetesActuator.LABEL_MIN_AVAILABLE);
+            try {
+                return Math.max(0, Integer.parseInt(v.trim()));
+            } catch (RuntimeException e) {
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    /** The pending job a set of waiting pods makes; {@code submittedAt} null: the oldest pod's creation. */
+    public static UserGang gang(UUID jobId, String label, List<Pod> waiting, Instant submittedAt) {
+        List<Pod> pods = new ArrayList<>(waiting);
+        pods.sort(Comparator.comparing(p -> p.getMetadata().getName()));
+        Map<String, String> labels = pods.get(0).getMetadata().getLabels();
+        // pods of one shape form one task group, in the order the shapes first appear
+        Map<List<Long>, List<Pod>> byShape = new LinkedHashMap<>();
+        for (Pod p : pods) {
+            byShape.computeIfAbsent(List.of((long) gpus(p), cpuMillis(p), memoryMiB(p)), k -> new ArrayList<>()).add(p);
+        }
+        List<JobQueued.TaskGroup> groups = new ArrayList<>();
+        Map<String, String> podByTask = new LinkedHashMap<>();
+        int g = 0;
+        for (Map.Entry<List<Long>, List<Pod>> e : byShape.entrySet()) {
+            String group = "pod" + (byShape.size() == 1 ? "" : String.valueOf(g++));
+            List<Long> shape = e.getKey();
+            groups.add(new JobQueued.TaskGroup(group, e.getValue().size(), shape.get(0).intValue(), null, shape.get(1), shape.get(2)));
+            for (int i = 0; i < e.getValue().size(); i++) {
+                podByTask.put(group + "-" + i, e.getValue().get(i).getMetadata().getName());
+            }
+        }
+        Instant submitted = submittedAt != null ? submittedAt : pods.stream()
+                .map(p -> p.getMetadata().getCreationTimestamp()).filter(Objects::nonNull).map(Instant::parse)
+                .min(Comparator.naturalOrder()).orElse(Instant.now());
+        int min = Math.min(minAvailable(pods), pods.size());
+        List<JobQueued.Toleration> tolerations = new ArrayList<>();
+        if (pods.get(0).getSpec().getTolerations() != null) {
+            pods.get(0).getSpec().getTolerations().forEach(t -> tolerations.add(new JobQueued.Toleration(t.getKey(), t.getValue())));
+        }
+        JobQueued spec = new JobQueued(jobId, label, labels.getOrDefault(KubernetesActuator.LABEL_QUEUE, "default"), null,
+                intLabel(labels, "gantry.dev/priority", 0), submitted, min, groups, null, null, null, false,
+                pods.get(0).getSpec().getNodeSelector() == null ? Map.of() : pods.get(0).getSpec().getNodeSelector(), tolerations,
+                !"false".equals(labels.get("gantry.dev/preemptible")), "true".equals(labels.get("gantry.dev/checkpointable")), null);
+        return new UserGang(spec, podByTask);
+    }
+
+    private static int intLabel(Map<String, String> labels, String key, int fallback) {
+        try {
+            return labels.containsKey(key) ? Integer.parseInt(labels.get(key).trim()) : fallback;
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Whole GPUs the pod asks for: its containers' {@code nvidia.com/gpu} limits. */
+    public static int gpus(Pod pod) {
+        return (int) sum(pod, KubernetesActuator.GPU_RESOURCE, true, BigDecimal.ONE);
+    }
+
+    static long cpuMillis(Pod pod) {
+        return sum(pod, "cpu", false, BigDecimal.valueOf(1000));
+    }
+
+    static long memoryMiB(Pod pod) {
+        return sum(pod, "memory", false, BigDecimal.ONE.divide(BigDecimal.valueOf(1024L * 1024)));
+    }
+
+    private static long sum(Pod pod, String resource, boolean limits, BigDecimal factor) {
+        BigDecimal total = BigDecimal.ZERO;
+        for (Container c : pod.getSpec().getContainers()) {
+            if (c.getResources() == null) {
+                continue;
+            }
+            Map<String, Quantity> m = limits ? c.getResources().getLimits() : c.getResources().getRequests();
+            Quantity q = m == null ? null : m.get(resource);
+            if (q == null && !limits && c.getResources().getLimits() != null) {
+                q = c.getResources().getLimits().get(resource); // requests default to limits
+            }
+            if (q != null) {
+                total = total.add(q.getNumericalAmount().multiply(factor));
+            }
+        }
+        return total.setScale(0, java.math.RoundingMode.CEILING).longValue();
+    }
+}

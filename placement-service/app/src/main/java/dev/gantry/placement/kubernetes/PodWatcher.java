@@ -1,0 +1,230 @@
+package dev.gantry.placement.kubernetes;
+
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.placement.cluster.BinderMode;
+import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.placement.persistence.Allocation;
+import dev.gantry.placement.persistence.ClusterGang;
+import dev.gantry.placement.persistence.PendingJob;
+import dev.gantry.placement.persistence.RunningJobRecord;
+import dev.gantry.placement.window.StandaloneExecutor;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+/**
+ * Kubernetes mode's eyes: an informer on the pods labelled {@code gantry.dev/job} in gantry's
+ * namespace. A change marks its gang; every reconcile interval the leader looks at the marked
+ * gangs, in the database's terms:
+ * <ul>
+ * <li>a running job whose pods all {@code Succeeded} completes (released, {@code placements.completed});
+ * one whose pod {@code Failed} fails (released, {@code placements.failed}, not requeued: the same
+ * pods would fail again; admission shows it FAILED). A victim in its grace period is left to the
+ * binder;</li>
+ * <li>users' pods ({@code schedulerName: gantry}, {@code gantry.dev/job}, {@code gantry.dev/min-available})
+ * become a pending job once at least min-available of them wait, and the binder binds them like
+ * its own; while pending, the gang follows its pods (a pod replaced by its owner is picked up, a
+ * gang that shrinks below min-available leaves the pending set).</li>
+ * </ul>
+ */
+@ApplicationScoped
+public class PodWatcher {
+
+    private static final Logger LOG = Logger.getLogger(PodWatcher.class);
+
+    private final boolean kubernetes;
+    private final Instance<KubernetesClient> client;
+    private final Leadership leadership;
+    private final StandaloneExecutor executor;
+    private final String namespace;
+    private final Duration resync;
+    private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    private volatile SharedIndexInformer<Pod> informer;
+
+    public PodWatcher(BinderMode mode, Instance<KubernetesClient> client, Leadership leadership, StandaloneExecutor executor,
+            @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace,
+            @ConfigProperty(name = "gantry.placement.kubernetes.resync", defaultValue = "30s") Duration resync) {
+        this.kubernetes = mode.kubernetes();
+        this.client = client;
+        this.leadership = leadership;
+        this.executor = executor;
+        this.namespace = namespace;
+        this.resync = resync;
+    }
+
+    void start(@Observes StartupEvent event) {
+        if (!kubernetes) {
+            return;
+        }
+        informer = client.get().pods().inNamespace(namespace).withLabel(KubernetesActuator.LABEL_JOB)
+                .inform(new ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(Pod pod) {
+                        mark(pod);
+                    }
+
+                    @Override
+                    public void onUpdate(Pod before, Pod pod) {
+                        mark(pod);
+                    }
+
+                    @Override
+                    public void onDelete(Pod pod, boolean unknownFinalState) {
+                        mark(pod);
+                    }
+                }, resync.toMillis());
+        LOG.infof("watching pods labelled %s in namespace %s", KubernetesActuator.LABEL_JOB, namespace);
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (informer != null) {
+            informer.close();
+        }
+    }
+
+    private void mark(Pod pod) {
+        String label = pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_JOB);
+        if (label != null) {
+            dirty.add(label);
+        }
+    }
+
+    @Scheduled(every = "${gantry.placement.kubernetes.reconcile-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+            skipExecutionIf = Scheduled.ApplicationNotRunning.class)
+    Uni<Void> reconcile() {
+        if (informer == null || !leadership.leading() || dirty.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        List<String> labels = new ArrayList<>(dirty);
+        dirty.removeAll(labels);
+        return Multi.createFrom().iterable(labels)
+                .onItem().transformToUniAndConcatenate(label -> Panache.withTransaction(() -> reconcile(label))
+                        .onFailure().recoverWithUni(e -> {
+                            LOG.warnf("gang %s: reconcile failed, retried: %s", label, e.toString());
+                            dirty.add(label);
+                            return Uni.createFrom().voidItem();
+                        }))
+                .collect().last().replaceWithVoid();
+    }
+
+    private Uni<Void> reconcile(String label) {
+        List<Pod> pods = informer.getStore().list().stream()
+                .filter(p -> label.equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_JOB))).toList();
+        UUID jobId = PodGangs.jobIdOf(namespace, label);
+        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(running -> running != null ? phases(running, pods)
+                : PendingJob.<PendingJob>findById(jobId).chain(pending -> userGang(jobId, label, pods, pending)));
+    }
+
+    /** A running job's end, as its pods report it. */
+    private Uni<Void> phases(RunningJobRecord running, List<Pod> all) {
+        if (running.evictingUntil != null) {
+            return Uni.createFrom().voidItem(); // a victim: the binder ends it when its grace is over
+        }
+        UUID jobId = running.jobId;
+        return ClusterGang.<ClusterGang>findById(jobId).chain(gang -> {
+            List<Pod> pods = all.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                    .filter(p -> gang == null || gang.userPods
+                            || String.valueOf(gang.attempt).equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_ATTEMPT)))
+                    .toList();
+            Pod failed = pods.stream().filter(p -> "Failed".equals(phase(p))).findFirst().orElse(null);
+            if (failed != null) {
+                String why = failed.getStatus().getReason() != null ? failed.getStatus().getReason() : "Failed";
+                return executor.release(jobId, Subjects.PLACEMENTS_FAILED, "pod " + failed.getMetadata().getName() + " failed: " + why)
+                        .replaceWithVoid();
+            }
+            long succeeded = pods.stream().filter(p -> "Succeeded".equals(phase(p))).count();
+            if (succeeded == 0 || succeeded < pods.size()) {
+                return Uni.createFrom().voidItem();
+            }
+            return Allocation.count("jobId", jobId).chain(tasks -> succeeded >= tasks
+                    ? executor.release(jobId, "completed").replaceWithVoid()
+                    : Uni.createFrom().voidItem());
+        });
+    }
+
+    /** Users' waiting pods become, follow, or leave a pending job. */
+    private Uni<Void> userGang(UUID jobId, String label, List<Pod> pods, PendingJob pending) {
+        List<Pod> waiting = pods.stream().filter(PodGangs::waitingUserPod).toList();
+        int min = PodGangs.minAvailable(waiting);
+        boolean formed = min > 0 && waiting.size() >= min;
+        return ClusterGang.<ClusterGang>findById(jobId).chain(gang -> {
+            if (pending == null && !formed) {
+                return Uni.createFrom().voidItem();
+            }
+            if (pending != null && (gang == null || !gang.userPods)) {
+                return Uni.createFrom().voidItem(); // an API job's pods are the binder's business
+            }
+            if (!formed) {
+                LOG.infof("gang %s/%s: %d of %d pods waiting, leaves the pending set", namespace, label, waiting.size(), min);
+                return pending.delete().chain(() -> gang.delete());
+            }
+            // a gang back from a preemption keeps its place in line
+            Instant submitted = pending == null ? null : pending.submittedAt;
+            PodGangs.UserGang g = PodGangs.gang(jobId, label, waiting, submitted);
+            JobQueued spec = g.spec();
+            PendingJob p = pending != null ? pending : new PendingJob();
+            p.jobId = jobId;
+            p.name = spec.name();
+            p.queue = spec.queue();
+            p.priority = spec.priority();
+            p.totalGpus = spec.totalGpus();
+            p.spec = EventCodec.toJson(spec);
+            p.submittedAt = spec.submittedAt();
+            p.receivedAt = pending == null ? Instant.now() : pending.receivedAt;
+            ClusterGang row = gang != null ? gang : new ClusterGang();
+            row.jobId = jobId;
+            row.namespace = namespace;
+            row.gangLabel = label;
+            row.userPods = true;
+            row.pods = EventCodec.toJson(new LinkedHashMap<>(g.podByTask()));
+            row.createdAt = gang != null ? gang.createdAt : Instant.now();
+            if (pending == null) {
+                LOG.infof("gang %s/%s formed: %d pods (min %d), %d GPUs, pending", namespace, label, waiting.size(), min, spec.totalGpus());
+            }
+            return p.persist().chain(() -> row.persist()).replaceWithVoid();
+        });
+    }
+
+    private static String phase(Pod p) {
+        return p.getStatus() == null ? null : p.getStatus().getPhase();
+    }
+
+    /** For tests: gangs are looked at again on the next reconcile. */
+    void markAll() {
+        if (informer != null) {
+            informer.getStore().list().forEach(this::mark);
+        }
+    }
+
+    /** Pods the informer holds (for tests and diagnostics). */
+    public Map<String, String> podPhases() {
+        Map<String, String> phases = new LinkedHashMap<>();
+        if (informer != null) {
+            informer.getStore().list().forEach(p -> phases.put(p.getMetadata().getName(), phase(p)));
+        }
+        return phases;
+    }
+}
