@@ -89,6 +89,11 @@ ensure_chromium() {
   [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver
 }
 
+# kubectl, for deploy-tests' `kubectl kustomize` (renders manifests; no cluster needed)
+ensure_kubectl() {
+  [ -x /usr/bin/kubectl ] || apt_install kubernetes-client
+}
+
 ensure_infra() {
-  ensure_java && ensure_postgres && ensure_nats && ensure_chromium
+  ensure_java && ensure_postgres && ensure_nats && ensure_chromium && ensure_kubectl
 }

@@ -1,0 +1,152 @@
+package dev.gantry.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.RoleRef;
+import io.fabric8.kubernetes.api.model.rbac.Subject;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Least privilege: what each ServiceAccount may do, summed over every Role and ClusterRole bound
+ * to it, is exactly what its service's code uses. The services declare their rules with the
+ * Quarkus Kubernetes extension ({@code quarkus.kubernetes.rbac.*} in application.properties);
+ * where a service declares none yet, the rules below stand in (placement's binder, issue 7).
+ */
+class RbacTest {
+
+    /** "group/resource verb", the unit of a permission; "" is the core group. */
+    private static final Set<String> INVENTORY_FALLBACK = permissions("", List.of("nodes"), List.of("get", "list", "watch"));
+
+    private static final Set<String> PLACEMENT_FALLBACK = union(
+            permissions("", List.of("pods"), List.of("get", "list", "watch", "create", "delete")),
+            permissions("", List.of("pods/binding"), List.of("create")),
+            permissions("", List.of("pods/eviction"), List.of("create")),
+            permissions("coordination.k8s.io", List.of("leases"), List.of("get", "create", "update")),
+            permissions("", List.of("events"), List.of("create")));
+
+    private static final Pattern RULE_KEY = Pattern.compile(
+            "quarkus\\.kubernetes\\.rbac\\.(?:roles|cluster-roles)\\.([^.]+)\\.policy-rules\\.(\\d+)\\.(api-groups|resources|verbs)");
+
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
+    void each_service_account_holds_exactly_what_its_service_uses(String dir) {
+        Map<String, Set<String>> granted = granted(dir);
+        Map<String, Set<String>> expected = new TreeMap<>();
+        expected.put("node-inventory-service", declaredOr("node-inventory-service", INVENTORY_FALLBACK));
+        expected.put("placement-service", declaredOr("placement-service/app", PLACEMENT_FALLBACK));
+        assertThat(granted).isEqualTo(expected);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
+    void services_without_cluster_access_carry_no_token(String dir) {
+        for (String service : List.of("admission-service", "quota-service")) {
+            assertThat(Manifests.named(dir, ServiceAccount.class, service).getAutomountServiceAccountToken()).isFalse();
+            var pod = Manifests.named(dir, Deployment.class, service).getSpec().getTemplate().getSpec();
+            assertThat(pod.getServiceAccountName()).isEqualTo(service);
+            assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        }
+    }
+
+    /** ServiceAccount -> every permission its bindings give it, in any namespace. */
+    static Map<String, Set<String>> granted(String dir) {
+        Map<String, List<PolicyRule>> roles = new HashMap<>();
+        Manifests.all(dir, Role.class).forEach(r -> roles.put("Role/" + r.getMetadata().getName(), r.getRules()));
+        Manifests.all(dir, ClusterRole.class).forEach(r -> roles.put("ClusterRole/" + r.getMetadata().getName(), r.getRules()));
+        Map<String, Set<String>> granted = new TreeMap<>();
+        Manifests.all(dir, RoleBinding.class).forEach(b -> grant(granted, roles, b.getRoleRef(), b.getSubjects()));
+        Manifests.all(dir, ClusterRoleBinding.class).forEach(b -> grant(granted, roles, b.getRoleRef(), b.getSubjects()));
+        return granted;
+    }
+
+    private static void grant(Map<String, Set<String>> granted, Map<String, List<PolicyRule>> roles, RoleRef ref,
+            List<Subject> subjects) {
+        List<PolicyRule> rules = roles.get(ref.getKind() + "/" + ref.getName());
+        assertThat(rules).as("bound role " + ref.getKind() + " " + ref.getName() + " exists").isNotNull();
+        for (Subject subject : subjects) {
+            assertThat(subject.getKind()).as("only ServiceAccounts are bound").isEqualTo("ServiceAccount");
+            Set<String> permissions = granted.computeIfAbsent(subject.getName(), s -> new TreeSet<>());
+            for (PolicyRule rule : rules) {
+                assertThat(rule.getResourceNames()).as("no rules by resource name").isNullOrEmpty();
+                for (String group : rule.getApiGroups()) {
+                    permissions.addAll(permissions(group, rule.getResources(), rule.getVerbs()));
+                }
+            }
+        }
+    }
+
+    /** The rules a service declares in its application.properties, or the fallback when it declares none. */
+    static Set<String> declaredOr(String module, Set<String> fallback) {
+        Properties properties = new Properties();
+        Path file = Kustomize.root().resolve(module).resolve("src/main/resources/application.properties");
+        try (Reader reader = Files.newBufferedReader(file)) {
+            properties.load(reader);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + file, e);
+        }
+        Map<String, Map<String, String>> rules = new TreeMap<>();
+        for (String key : properties.stringPropertyNames()) {
+            Matcher m = RULE_KEY.matcher(key);
+            if (m.matches()) {
+                rules.computeIfAbsent(m.group(1) + "#" + m.group(2), k -> new HashMap<>()).put(m.group(3), properties.getProperty(key));
+            }
+        }
+        if (rules.isEmpty()) {
+            return fallback;
+        }
+        Set<String> declared = new TreeSet<>();
+        for (Map<String, String> rule : rules.values()) {
+            for (String group : split(rule.getOrDefault("api-groups", ""))) {
+                declared.addAll(permissions(group, split(rule.get("resources")), split(rule.get("verbs"))));
+            }
+        }
+        return declared;
+    }
+
+    private static List<String> split(String list) {
+        if (list == null || list.isBlank()) {
+            return List.of("");
+        }
+        return List.of(list.split("\\s*,\\s*"));
+    }
+
+    static Set<String> permissions(String group, List<String> resources, List<String> verbs) {
+        Set<String> permissions = new TreeSet<>();
+        for (String resource : resources) {
+            for (String verb : verbs) {
+                permissions.add(group + "/" + resource + " " + verb);
+            }
+        }
+        return permissions;
+    }
+
+    @SafeVarargs
+    private static Set<String> union(Set<String>... sets) {
+        Set<String> all = new TreeSet<>();
+        for (Set<String> set : sets) {
+            all.addAll(set);
+        }
+        return all;
+    }
+}
