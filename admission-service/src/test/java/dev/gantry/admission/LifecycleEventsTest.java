@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
@@ -64,6 +65,33 @@ class LifecycleEventsTest {
         assertThat(db.queryString("select pending_reason from job where id = ?::uuid", id)).contains("reclaimed by queue urgent");
         assertThat(db.queryLong("select count(*) from processed_event where event_id = ?::uuid", bound.eventId().toString()))
                 .isEqualTo(1);
+    }
+
+    @Test
+    void aWaitingJobShowsWhyAndAPlacedJobIgnoresALateReason() throws Exception {
+        String token = Tokens.of("alice", "vision");
+        String id = given().auth().oauth2(token).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        UUID jobId = UUID.fromString(id);
+        String reason = "needs 3 A100 GPUs on one node; the best node has 2 free";
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_PENDING, id, new PlacementPending(jobId, "normal", reason, Instant.now())));
+            await().atMost(Duration.ofSeconds(20)).until(() -> reason.equals(
+                    db.queryString("select pending_reason from job where id = ?::uuid", id)));
+            given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200)
+                    .body("pendingReason", org.hamcrest.Matchers.equalTo(reason));
+
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
+                    new PlacementBound(jobId, "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now())));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "PLACED".equals(state(id)));
+            EventEnvelope<PlacementPending> late = EventEnvelope.of(Subjects.PLACEMENTS_PENDING, id,
+                    new PlacementPending(jobId, "normal", "stale reason", Instant.now()));
+            nats.publish(late);
+            await().atMost(Duration.ofSeconds(20)).until(() ->
+                    db.queryLong("select count(*) from processed_event where event_id = ?::uuid", late.eventId().toString()) == 1);
+        }
+        assertThat(db.queryString("select pending_reason from job where id = ?::uuid", id)).isNull();
+        assertThat(state(id)).isEqualTo("PLACED");
     }
 
     @Test

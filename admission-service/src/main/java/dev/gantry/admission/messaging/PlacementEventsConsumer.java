@@ -8,6 +8,7 @@ import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,7 +25,7 @@ import org.jboss.logging.Logger;
 /**
  * Moves jobs through their lifecycle as placement reports on {@code placements.*}: bound gangs are
  * PLACED, preempted ones go back to QUEUED with their original submission time, completed ones
- * SUCCEED, failed ones FAIL.
+ * SUCCEED, failed ones FAIL; a queued job's pending reason is what the last window said of it.
  * Each event is applied once (inbox by event id, in the transaction of the change); an event that
  * a job's state no longer allows (a bound report for a job cancelled meanwhile) is recorded and skipped.
  */
@@ -68,6 +69,10 @@ public class PlacementEventsConsumer {
                 case Subjects.PLACEMENTS_COMPLETED -> {
                     EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
                     yield applyOnce(released.eventId(), type, released.payload().jobId(), PlacementEventsConsumer::succeeded);
+                }
+                case Subjects.PLACEMENTS_PENDING -> {
+                    EventEnvelope<PlacementPending> pending = EventCodec.decode(event, PlacementPending.class);
+                    yield applyOnce(pending.eventId(), type, pending.payload().jobId(), job -> waiting(job, pending.payload()));
                 }
                 default -> Uni.createFrom().voidItem();
             };
@@ -130,6 +135,15 @@ public class PlacementEventsConsumer {
         }
         job.state = JobState.SUCCEEDED;
         job.pendingReason = null;
+        return true;
+    }
+
+    /** Only a job still waiting takes a reason: a late report for a job placed or cancelled meanwhile is stale. */
+    private static boolean waiting(JobEntity job, PlacementPending pending) {
+        if (job.state != JobState.QUEUED) {
+            return false;
+        }
+        job.pendingReason = pending.reason();
         return true;
     }
 

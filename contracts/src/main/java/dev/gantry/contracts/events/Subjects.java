@@ -27,11 +27,14 @@ public final class Subjects {
     public static final String PLACEMENTS_FAILED = "placements.failed";
     /** The job ran to its end and released its GPUs (payload: PlacementReleased). */
     public static final String PLACEMENTS_COMPLETED = "placements.completed";
+    /** A queued job still waits after a window, and why (payload: PlacementPending); sent when the reason changes. */
+    public static final String PLACEMENTS_PENDING = "placements.pending";
 
     /** Every subject an event may be published on; an outbox row naming another is a bug. */
     public static final List<String> ALL = List.of(
             JOBS_QUEUED, JOBS_CANCELLED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
-            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_COMPLETED);
+            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_COMPLETED,
+            PLACEMENTS_PENDING);
 
     private Subjects() {
     }

@@ -7,10 +7,11 @@ import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
-import dev.gantry.placement.window.StandaloneExecutor;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
+import dev.gantry.placement.window.StandaloneExecutor;
+import dev.gantry.placement.window.WindowLoop;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -32,9 +33,11 @@ public class JobEventsConsumer {
 
     private final ProcessedEvents processed;
     private final StandaloneExecutor executor;
+    private final WindowLoop windows;
     private final Counter malformed;
 
-    public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, MeterRegistry registry) {
+    public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, WindowLoop windows, MeterRegistry registry) {
+        this.windows = windows;
         this.processed = processed;
         this.executor = executor;
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
@@ -45,7 +48,11 @@ public class JobEventsConsumer {
         String type = event.path("type").asText("");
         try {
             return switch (type) {
-                case Subjects.JOBS_QUEUED -> applyOnce(EventCodec.decode(event, JobQueued.class), this::storePending);
+                case Subjects.JOBS_QUEUED -> {
+                    long received = System.nanoTime();
+                    EventEnvelope<JobQueued> queued = EventCodec.decode(event, JobQueued.class);
+                    yield applyOnce(queued, this::storePending).chain(() -> tryFastPath(queued.payload(), received));
+                }
                 case Subjects.JOBS_CANCELLED -> applyOnce(EventCodec.decode(event, JobCancelled.class), this::cancel);
                 default -> {
                     LOG.debugf("ignoring %s event (not handled yet)", type);
@@ -58,6 +65,17 @@ public class JobEventsConsumer {
             LOG.errorf("dropping malformed %s event: %s", type, e.getMessage());
             return Uni.createFrom().voidItem();
         }
+    }
+
+    /** After the job is stored (committed): place it at once if it fits without waiting for the window. */
+    private Uni<Void> tryFastPath(JobQueued job, long receivedNanos) {
+        if (job.jobId() == null) {
+            return Uni.createFrom().voidItem();
+        }
+        return windows.fastPath(job.jobId(), receivedNanos).onFailure().recoverWithItem(e -> {
+            LOG.warnf("fast path for job %s failed (the window will plan it): %s", job.jobId(), e.toString());
+            return false;
+        }).replaceWithVoid();
     }
 
     private <P> Uni<Void> applyOnce(EventEnvelope<P> envelope, java.util.function.Function<EventEnvelope<P>, Uni<Void>> change) {

@@ -38,4 +38,11 @@ public class PendingJob extends PanacheEntityBase {
 
     @Column(name = "received_at", nullable = false)
     public Instant receivedAt;
+
+    /** Why the last window left it waiting (null before its first window). */
+    @Column(columnDefinition = "text")
+    public String reason;
+
+    @Column(name = "reason_at")
+    public Instant reasonAt;
 }

@@ -1,9 +1,14 @@
 package dev.gantry.placement.window;
 
 import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.quota.QuotaShares;
+import dev.gantry.kit.outbox.Outbox;
+import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.Violation;
@@ -17,9 +22,6 @@ import dev.gantry.placement.persistence.NodeRecord;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.QuotaSharesRecord;
 import dev.gantry.placement.persistence.RunningJobRecord;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
@@ -33,8 +35,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -45,7 +47,9 @@ import org.jboss.logging.Logger;
  * (allocations), pending jobs and the latest quota shares from the database, builds one immutable engine scenario, plans it
  * off the event loop with the configured planner and profile, checks the plan with the engine's
  * {@link PlanValidator} (an invalid plan is logged, counted and dropped), and hands a valid one to
- * the {@link Binder}. Windows never overlap; nothing is planned while nothing waits.
+ * the {@link Binder}; the reasons of jobs left waiting go back to admission. Between windows, a job
+ * that fits at once takes the {@link #fastPath fast path}. Windows and fast paths never overlap;
+ * nothing is planned while nothing waits, and only the leading replica plans.
  */
 @ApplicationScoped
 public class WindowLoop {
@@ -54,33 +58,38 @@ public class WindowLoop {
     private static final Pattern PENDING_FIELD = Pattern.compile("^pending\\[(\\d+)]");
 
     private final Binder binder;
+    private final Outbox outbox;
     private final Vertx vertx;
+    private final Leadership leadership;
+    private final WindowMetrics metrics;
     private final Planner planner;
     private final SolverProfile profile;
-    private final Timer windowTimer;
-    private final Counter jobsPlaced;
-    private final Counter plansRejected;
-    private final AtomicLong allocatedGpus = new AtomicLong();
+    private final boolean fastPathEnabled;
+    /** Windows and fast paths never overlap: each plans against the state the other may be changing. */
+    private final AtomicBoolean planning = new AtomicBoolean();
 
     /** What one window reads from the database. */
     record State(List<NodeInfo> nodes, List<ScenarioBuilder.Placed> placed, List<ScenarioBuilder.Held> held,
             List<ScenarioBuilder.Waiting> waiting, List<QuotaShares.QueueShare> shares) {
     }
 
-    public WindowLoop(Binder binder, Vertx vertx, MeterRegistry registry,
+    /** A valid plan and its scenario; {@code refused}: pending jobs the engine would not plan, with why. */
+    record Decision(Scenario scenario, Plan plan, Map<UUID, String> refused) {
+    }
+
+    public WindowLoop(Binder binder, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
-            @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName) {
+            @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
+            @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled) {
         this.binder = binder;
+        this.outbox = outbox;
         this.vertx = vertx;
+        this.leadership = leadership;
+        this.metrics = metrics;
         this.planner = Planners.byName(plannerName);
         this.profile = SolverProfile.byName(profileName);
-        this.windowTimer = Timer.builder("gantry.placement.window").description("one scheduling window: read, plan, validate, bind")
-                .register(registry);
-        this.jobsPlaced = Counter.builder("gantry.placement.jobs.placed").description("jobs bound by the window loop")
-                .register(registry);
-        this.plansRejected = Counter.builder("gantry.placement.plans.rejected")
-                .description("plans the validator refused (not applied)").register(registry);
-        registry.gauge("gantry.placement.gpus.allocated", allocatedGpus);
+        this.fastPathEnabled = fastPathEnabled;
+        metrics.limit(profile.spentLimit());
     }
 
     @Scheduled(every = "${gantry.placement.window:2s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
@@ -92,27 +101,156 @@ public class WindowLoop {
         }).replaceWithVoid();
     }
 
-    /** One window; the item is the number of jobs bound. */
+    /** One window; the item is the number of jobs bound (0 when another window or a fast path is planning). */
     public Uni<Integer> runWindow() {
+        if (!leadership.leading() || !planning.compareAndSet(false, true)) {
+            return Uni.createFrom().item(0);
+        }
+        return windowBody().eventually(() -> planning.set(false));
+    }
+
+    private Uni<Integer> windowBody() {
         long start = System.nanoTime();
         Instant now = Instant.now();
         return Panache.withSession(this::load).chain(state -> {
-            allocatedGpus.set(state.held().stream().mapToLong(h -> h.gpus().size()).sum());
+            metrics.observeState(now, state);
             if (state.waiting().isEmpty() || state.nodes().isEmpty()) {
                 return Uni.createFrom().item(0);
             }
-            Map<String, String> modelByNode = new HashMap<>();
-            state.nodes().forEach(n -> modelByNode.put(n.name(), n.gpuModel()));
+            Map<String, String> modelByNode = modelByNode(state);
             // the solver is CPU-bound: it runs on a worker thread, the result comes back on this context
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state)))
-                    .chain(plan -> plan == null ? Uni.createFrom().item(0) : binder.apply(plan, modelByNode))
-                    .invoke(placed -> {
-                        jobsPlaced.increment(placed);
-                        windowTimer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-                        if (placed > 0) {
-                            LOG.infof("window: %d of %d pending jobs placed", placed, state.waiting().size());
-                        }
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner, profile)))
+                    .chain(decision -> {
+                        Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
+                                : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()));
+                        return applied.call(placed -> recordReasons(decision)).invoke(placed -> {
+                            metrics.observeWindow(decision, System.nanoTime() - start);
+                            if (placed > 0) {
+                                LOG.infof("window: %d of %d pending jobs placed", placed, state.waiting().size());
+                            }
+                        });
                     });
+        });
+    }
+
+    /**
+     * The fast path: a job that just arrived is placed at once, without waiting for the window,
+     * when it fits now without disturbing anyone and nothing of higher priority waits for such GPUs.
+     * It plans the job together with the jobs ahead of it in line (higher priority, or as high and
+     * submitted earlier) with the greedy planner (no preemption, no migration, first in line first);
+     * the job is bound only if it was placed there and no job of higher priority was left waiting
+     * that could use the GPU model it takes. Skipped while a window plans (the window will see the
+     * job). The item says whether the job was bound.
+     */
+    public Uni<Boolean> fastPath(UUID jobId, long receivedNanos) {
+        if (!fastPathEnabled || !leadership.leading() || !planning.compareAndSet(false, true)) {
+            return Uni.createFrom().item(false);
+        }
+        Instant now = Instant.now();
+        return Panache.withSession(this::load).chain(state -> {
+            ScenarioBuilder.Waiting job = state.waiting().stream().filter(w -> w.jobId().equals(jobId)).findFirst().orElse(null);
+            if (job == null || state.nodes().isEmpty()) {
+                return Uni.createFrom().item(false);
+            }
+            List<ScenarioBuilder.Waiting> inLine = new ArrayList<>();
+            for (ScenarioBuilder.Waiting w : state.waiting()) {
+                if (w == job || aheadOf(w.spec(), job.spec())) {
+                    inLine.add(w);
+                }
+            }
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.byName("greedy"), profile)))
+                    .chain(decision -> {
+                        Placement mine = decision.plan() == null ? null : decision.plan().placements().stream()
+                                .filter(p -> p.job().equals(jobId.toString())).findFirst().orElse(null);
+                        if (mine == null) {
+                            return Uni.createFrom().item(false);
+                        }
+                        String blocker = higherPriorityWaiter(job, mine, inLine, decision.plan(), modelByNode(state));
+                        if (blocker != null) {
+                            LOG.debugf("job %s left to the window: job %s of higher priority waits for such GPUs", jobId, blocker);
+                            return Uni.createFrom().item(false);
+                        }
+                        Plan only = new Plan(Plan.FORMAT, "fast-path", List.of(mine), List.of(), List.of(), List.of(),
+                                decision.plan().solveMillis(), Map.of("planner", "greedy", "fastPath", "true"));
+                        return binder.apply(only, modelByNode(state))
+                                .call(placed -> metrics.observeBound(only))
+                                .map(placed -> {
+                                    if (placed > 0) {
+                                        metrics.observeFastPath(System.nanoTime() - receivedNanos);
+                                        LOG.infof("fast path: job %s placed without waiting for the window", jobId);
+                                    }
+                                    return placed > 0;
+                                });
+                    });
+        }).eventually(() -> planning.set(false));
+    }
+
+    /**
+     * A job of higher priority than {@code job} that the greedy plan leaves waiting and that could run
+     * on the GPU model {@code mine} would take (so the window might free GPUs for it there), or null.
+     */
+    static String higherPriorityWaiter(ScenarioBuilder.Waiting job, Placement mine, List<ScenarioBuilder.Waiting> inLine, Plan plan,
+            Map<String, String> modelByNode) {
+        Set<String> modelsTaken = new HashSet<>();
+        mine.tasks().forEach(t -> modelsTaken.add(modelByNode.get(t.node())));
+        Set<String> unplaced = new HashSet<>();
+        plan.unplaced().forEach(u -> unplaced.add(u.job()));
+        for (ScenarioBuilder.Waiting w : inLine) {
+            if (w.spec().priority() <= job.spec().priority() || !unplaced.contains(w.jobId().toString())) {
+                continue;
+            }
+            List<String> wanted = w.spec().gpuModels();
+            if (wanted == null || wanted.isEmpty() || wanted.stream().anyMatch(modelsTaken::contains)) {
+                return w.jobId().toString();
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code other} is ahead of {@code job} in line: higher priority, or as high and submitted earlier. */
+    static boolean aheadOf(JobQueued other, JobQueued job) {
+        if (other.priority() != job.priority()) {
+            return other.priority() > job.priority();
+        }
+        return other.submittedAt() != null && job.submittedAt() != null && other.submittedAt().isBefore(job.submittedAt());
+    }
+
+    private static Map<String, String> modelByNode(State state) {
+        Map<String, String> modelByNode = new HashMap<>();
+        state.nodes().forEach(n -> modelByNode.put(n.name(), n.gpuModel()));
+        return modelByNode;
+    }
+
+    /**
+     * Tells admission why each job still waits: the reason of every job the plan left unplaced (or the
+     * engine refused) is stored with the pending job, and {@code placements.pending} goes out in the
+     * same transaction when it differs from the one stored, so admission sees each change once.
+     */
+    Uni<Void> recordReasons(Decision decision) {
+        Map<UUID, String> reasons = new HashMap<>(decision.refused());
+        if (decision.plan() != null) {
+            decision.plan().unplaced().forEach(u -> reasons.put(UUID.fromString(u.job()), u.reason()));
+        }
+        if (reasons.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        Instant now = Instant.now();
+        return Panache.withTransaction(() -> PendingJob.<PendingJob>list("jobId in ?1", reasons.keySet()).chain(rows -> {
+            Uni<Void> chain = Uni.createFrom().voidItem();
+            for (PendingJob row : rows) {
+                String reason = reasons.get(row.jobId);
+                if (reason == null || reason.equals(row.reason)) {
+                    continue;
+                }
+                row.reason = reason;
+                row.reasonAt = now;
+                chain = chain.chain(() -> outbox.append(Subjects.PLACEMENTS_PENDING, row.jobId.toString(),
+                        new PlacementPending(row.jobId, row.queue, reason, now)).replaceWithVoid());
+            }
+            return chain;
+        })).onFailure().recoverWithItem(e -> {
+            LOG.warnf("pending reasons not recorded this window (next window retries): %s", e.toString());
+            return null;
         });
     }
 
@@ -169,14 +307,20 @@ public class WindowLoop {
         return new State(infos, placed, held, waiting, shares);
     }
 
-    /** Builds the scenario, plans and validates; null when there is nothing valid to apply. */
-    Plan decide(Instant now, State state) {
+    /**
+     * Builds the scenario of {@code candidates} (pending jobs in line), plans and validates. The
+     * decision's plan is null when there is nothing valid to apply; jobs the engine refuses to plan
+     * are named with why, so their owners learn it.
+     */
+    Decision decide(Instant now, State state, List<ScenarioBuilder.Waiting> candidates, Planner planner, SolverProfile profile) {
+        Map<UUID, String> refused = new HashMap<>();
         List<ScenarioBuilder.Waiting> waiting = new ArrayList<>();
-        for (ScenarioBuilder.Waiting w : state.waiting()) {
+        for (ScenarioBuilder.Waiting w : candidates) {
             try {
                 ScenarioBuilder.pending(w.jobId(), w.spec());
                 waiting.add(w);
             } catch (RuntimeException e) {
+                refused.put(w.jobId(), "cannot be planned: " + e.getMessage());
                 LOG.warnf("pending job %s cannot be planned, left out: %s", w.jobId(), e.getMessage());
             }
         }
@@ -195,14 +339,16 @@ public class WindowLoop {
             for (Violation v : violations) {
                 Matcher m = PENDING_FIELD.matcher(v.field());
                 if (m.find()) {
-                    badPending.add(Integer.parseInt(m.group(1)));
-                    LOG.warnf("pending job %s left out of the window: %s: %s",
-                            scenario.pending().get(Integer.parseInt(m.group(1))).name(), v.field(), v.message());
+                    int index = Integer.parseInt(m.group(1));
+                    badPending.add(index);
+                    refused.put(waiting.get(index).jobId(), "cannot be planned: " + v.field().replaceFirst("^pending\\[\\d+]\\.?", "")
+                            + " " + v.message());
+                    LOG.warnf("pending job %s left out of the window: %s: %s", scenario.pending().get(index).name(), v.field(), v.message());
                 }
             }
             if (violations.stream().anyMatch(v -> !PENDING_FIELD.matcher(v.field()).find())) {
                 LOG.errorf("scenario refused by the engine, window skipped: %s", violations);
-                return null;
+                return new Decision(scenario, null, Map.of());
             }
             List<ScenarioBuilder.Waiting> kept = new ArrayList<>();
             for (int i = 0; i < waiting.size(); i++) {
@@ -210,18 +356,20 @@ public class WindowLoop {
                     kept.add(waiting.get(i));
                 }
             }
-            if (kept.isEmpty()) {
-                return null;
-            }
             scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), kept, shares);
+            if (kept.isEmpty()) {
+                return new Decision(scenario, null, refused);
+            }
         }
+        long solveStart = System.nanoTime();
         Plan plan = planner.plan(scenario, profile);
+        metrics.observeSolve(System.nanoTime() - solveStart);
         List<String> problems = PlanValidator.validate(scenario, plan);
         if (!problems.isEmpty()) {
-            plansRejected.increment();
+            metrics.planRejected();
             LOG.errorf("plan of %s refused by the validator, not applied: %s", planner.name(), problems);
-            return null;
+            return new Decision(scenario, null, refused);
         }
-        return plan;
+        return new Decision(scenario, plan, refused);
     }
 }

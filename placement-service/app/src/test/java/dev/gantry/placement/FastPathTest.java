@@ -1,0 +1,118 @@
+package dev.gantry.placement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fast path with the window out of the way (one window an hour): a job that fits at once is
+ * bound as soon as its event is stored; a job behind a waiting job that would take the same GPUs
+ * is left to the window.
+ */
+@QuarkusTest
+@TestProfile(FastPathTest.HourlyWindow.class)
+class FastPathTest {
+
+    public static class HourlyWindow implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("gantry.placement.window", "1h");
+        }
+    }
+
+    private static final String MODEL = "H100-SXM5-80GB";
+    private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "fast-path", "NoSchedule");
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    MeterRegistry registry;
+
+    private static NodeInfo node(String name) {
+        return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
+                128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-fp"), null, Map.of(), List.of(TAINT), true,
+                NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+    }
+
+    private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpus, int priority, Instant submittedAt) {
+        JobQueued job = new JobQueued(jobId, "fp-" + jobId.toString().substring(0, 8), "fast-path-test", "bob", priority,
+                submittedAt, null, List.of(new JobQueued.TaskGroup("worker", replicas, gpus, null, 4000, 16000)),
+                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), false,
+                false, 1_000_000L);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    private long bound(UUID jobId) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_BOUND,
+                jobId.toString());
+    }
+
+    @Test
+    void aJobThatFitsIsBoundWithoutAWindowAndOneBehindAWaitingGangIsNot() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, "fp-a", new NodeChanged(System.nanoTime(), node("fp-a"))));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = 'fp-a'") == 1);
+        long windowsBefore = registry.find("gantry.placement.window").timer().count();
+        long fastBefore = registry.find("gantry.placement.fastpath").timer().count();
+
+        UUID small = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(small, 1, 4, 100, Instant.now()));
+        }
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> bound(small) == 1);
+        assertThat(registry.find("gantry.placement.fastpath").timer().count()).isEqualTo(fastBefore + 1);
+
+        // a 2x4 gang waits for the 4 GPUs the small job holds; a later job of lower priority asking for
+        // the 4 free GPUs would take what the gang is waiting for only if the gang could not use them: it can
+        UUID gang = UUID.randomUUID();
+        UUID later = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(gang, 2, 4, 500, Instant.now()));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", gang.toString()) == 1);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(later, 1, 4, 10, Instant.now()));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", later.toString()) == 1);
+        Thread.sleep(1000);
+        assertThat(bound(gang)).isZero();
+        assertThat(bound(later)).as("the gang ahead in line can use those GPUs once they free up; greedy gives it the first pick")
+                .isZero();
+        assertThat(registry.find("gantry.placement.window").timer().count()).as("no window ran").isEqualTo(windowsBefore);
+
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : List.of(small, gang, later)) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", small.toString()) == 0);
+    }
+}
