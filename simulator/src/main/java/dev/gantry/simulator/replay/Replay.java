@@ -1,0 +1,233 @@
+package dev.gantry.simulator.replay;
+
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Placement;
+import dev.gantry.placement.engine.domain.Plan;
+import dev.gantry.placement.engine.domain.Preemption;
+import dev.gantry.placement.engine.domain.Queue;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
+import dev.gantry.placement.engine.domain.TaskPlacement;
+import dev.gantry.placement.engine.planner.Planner;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import dev.gantry.simulator.cluster.ClusterFile;
+import dev.gantry.simulator.policy.Policies;
+import dev.gantry.simulator.trace.TraceJob;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+
+/**
+ * Discrete-event replay of a job trace against one policy. Arrivals and completions happen at
+ * their own times; the scheduler runs at window boundaries (multiples of the window length)
+ * when something arrived, ended or was preempted since its last run and jobs wait. Each run
+ * freezes the cluster into a {@link Scenario} and asks the policy's {@link Planner} (the
+ * engine's, as the service does); placed jobs start at the boundary and end after their
+ * duration. Windows in which nothing changed are skipped: the planners are deterministic
+ * functions of their input apart from the solver's aging term, so re-asking would mostly
+ * return the same answer (said in the README).
+ */
+public final class Replay {
+    private final ClusterFile cluster;
+    private final List<TraceJob> jobs;
+    private final ReplayOptions options;
+    private final List<Queue> queues;
+
+    /** A job while it is simulated. */
+    private static final class Live {
+        final TraceJob job;
+        long remaining;
+        long firstStart = -1;
+        long startedAt = -1;
+        long end = -1;
+        int preemptions;
+        List<RunningTask> tasks = List.of();
+
+        Live(TraceJob job) {
+            this.job = job;
+            this.remaining = job.durationSeconds();
+        }
+    }
+
+    public Replay(ClusterFile cluster, List<TraceJob> jobs, ReplayOptions options) {
+        this.cluster = cluster;
+        this.jobs = jobs.stream().sorted(Comparator.comparingLong(TraceJob::submitSeconds).thenComparing(TraceJob::name)).toList();
+        this.options = options;
+        Map<String, Queue> qs = new LinkedHashMap<>();
+        cluster.queues().forEach(q -> qs.put(q.name(), q));
+        // one queue per name the trace uses (a Philly VC): equal weight, no guarantee, no cap
+        this.jobs.forEach(j -> qs.computeIfAbsent(j.queue(), n -> new Queue(n, 1, 0, null, true, null)));
+        this.queues = List.copyOf(qs.values());
+    }
+
+    public ReplayResult run(String policy, Progress progress) {
+        long wallStart = System.nanoTime();
+        Map<String, Live> runningByName = new HashMap<>();
+        Map<String, Long> endByName = new HashMap<>();
+        Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath());
+        Map<String, Live> pending = new LinkedHashMap<>();
+        PriorityQueue<Live> completions = new PriorityQueue<>(Comparator.comparingLong((Live l) -> l.end).thenComparing(l -> l.job.name()));
+        List<Live> all = new ArrayList<>();
+        List<long[]> segments = new ArrayList<>();
+        List<Long> solveMillis = new ArrayList<>();
+        List<Integer> stranded = new ArrayList<>();
+        List<Integer> idleWaiting = new ArrayList<>();
+        int preemptions = 0;
+        int fallbacks = 0;
+        int fastPaths = 0;
+        long w = options.windowSeconds();
+        int next = 0;
+        long first = jobs.isEmpty() ? 0 : jobs.getFirst().submitSeconds();
+        long lastSubmit = jobs.isEmpty() ? 0 : jobs.getLast().submitSeconds();
+        Map<String, Integer> nodeIndex = new HashMap<>();
+        for (int i = 0; i < cluster.nodes().size(); i++) {
+            nodeIndex.put(cluster.nodes().get(i).name(), i);
+        }
+        int windowNo = 0;
+        while (next < jobs.size() || !completions.isEmpty()) {
+            long nextEvent = Long.MAX_VALUE;
+            if (next < jobs.size()) {
+                nextEvent = jobs.get(next).submitSeconds();
+            }
+            if (!completions.isEmpty()) {
+                nextEvent = Math.min(nextEvent, completions.peek().end);
+            }
+            long tick = Math.ceilDiv(nextEvent, w) * w;
+            boolean changed = false;
+            while (!completions.isEmpty() && completions.peek().end <= tick) {
+                Live l = completions.poll();
+                segments.add(new long[] {l.startedAt, l.end, l.job.gpuMilli()});
+                runningByName.remove(l.job.name());
+                endByName.remove(l.job.name());
+                changed = true;
+            }
+            while (next < jobs.size() && jobs.get(next).submitSeconds() <= tick) {
+                Live l = new Live(jobs.get(next++));
+                all.add(l);
+                pending.put(l.job.name(), l);
+                changed = true;
+            }
+            if (!changed || pending.isEmpty()) {
+                continue;
+            }
+            Scenario sc = scenario("w" + windowNo++, tick, runningByName.values(), pending.values());
+            long t0 = System.nanoTime();
+            Plan plan = planner.plan(sc, options.profile());
+            solveMillis.add((System.nanoTime() - t0) / 1_000_000);
+            if (plan.metadata().containsKey("fallback")) {
+                fallbacks++;
+            }
+            if (plan.metadata().containsKey("fastPath")) {
+                fastPaths++;
+            }
+            if (options.validate()) {
+                List<String> violations = PlanValidator.validate(sc, plan);
+                if (!violations.isEmpty()) {
+                    throw new IllegalStateException(policy + " made an invalid plan at t=" + tick + ": " + violations.getFirst());
+                }
+            }
+            for (Preemption p : plan.preemptions()) {
+                Live l = runningByName.remove(p.job());
+                completions.remove(l);
+                endByName.remove(p.job());
+                segments.add(new long[] {l.startedAt, tick, l.job.gpuMilli()});
+                l.remaining = Math.max(1, l.end - tick); // checkpointed: the work done is kept
+                l.end = -1;
+                l.preemptions++;
+                preemptions++;
+                pending.put(l.job.name(), l);
+            }
+            for (var m : plan.migrations()) {
+                Live l = runningByName.get(m.job());
+                l.tasks = tasks(l.job, m.tasks());
+            }
+            for (Placement p : plan.placements()) {
+                Live l = pending.remove(p.job());
+                l.startedAt = tick;
+                if (l.firstStart < 0) {
+                    l.firstStart = tick;
+                }
+                l.end = tick + l.remaining;
+                l.tasks = tasks(l.job, p.tasks());
+                runningByName.put(l.job.name(), l);
+                endByName.put(l.job.name(), l.end);
+                completions.add(l);
+            }
+            sample(runningByName.values(), nodeIndex, pending.isEmpty(), stranded, idleWaiting);
+            double frac = jobs.isEmpty() ? 1 : Math.min(1.0, (double) (tick - first) / Math.max(1, lastSubmit - first));
+            progress.update(frac, policy + " t+" + (tick - first) / 3600 + "h run " + runningByName.size() + " wait " + pending.size());
+        }
+        List<JobRecord> records = all.stream()
+                .map(l -> new JobRecord(l.job.name(), l.job.queue(), l.job.gpuMilli() / 1000.0, l.job.submitSeconds(), l.job.durationSeconds(),
+                        l.firstStart, l.end, l.preemptions))
+                .toList();
+        return new ReplayResult(policy, cluster.gpuMilli(), records, segments, solveMillis, stranded, idleWaiting, preemptions, fallbacks, fastPaths,
+                (System.nanoTime() - wallStart) / 1_000_000);
+    }
+
+    private Scenario scenario(String name, long now, Iterable<Live> running, Iterable<Live> waiting) {
+        List<RunningJob> run = new ArrayList<>();
+        for (Live l : running) {
+            run.add(new RunningJob(l.job.name(), l.job.queue(), l.job.priority(), options.preemptible(), options.preemptible(), false,
+                    l.startedAt, l.tasks));
+        }
+        List<PendingJob> pend = new ArrayList<>();
+        for (Live l : waiting) {
+            pend.add(l.job.pending(l.remaining, options.preemptible()));
+        }
+        return new Scenario(Scenario.FORMAT, name, now, cluster.nodes(), queues, run, pend);
+    }
+
+    /** A placement's tasks as running tasks, with the CPU and memory of their task group. */
+    private static List<RunningTask> tasks(TraceJob job, List<TaskPlacement> placed) {
+        Map<String, TaskGroup> groups = new HashMap<>();
+        job.taskGroups().forEach(g -> groups.put(g.name(), g));
+        List<RunningTask> out = new ArrayList<>();
+        for (TaskPlacement t : placed) {
+            TaskGroup g = groups.get(t.task().substring(0, t.task().lastIndexOf('-')));
+            out.add(new RunningTask(t.task(), t.node(), t.gpus(), g.cpuMillis(), g.memoryMiB(), t.gpuMilli()));
+        }
+        return out;
+    }
+
+    /** Stranded GPUs (free on partly used nodes) and, when jobs still wait, every free GPU. */
+    private void sample(Iterable<Live> running, Map<String, Integer> nodeIndex, boolean nobodyWaits, List<Integer> stranded,
+            List<Integer> idleWaiting) {
+        int[] used = new int[cluster.nodes().size()];
+        for (Live l : running) {
+            for (RunningTask t : l.tasks) {
+                used[nodeIndex.get(t.node())] += t.gpus().size();
+            }
+        }
+        int str = 0;
+        int free = 0;
+        for (int i = 0; i < used.length; i++) {
+            Node n = cluster.nodes().get(i);
+            int f = Math.max(0, n.gpus() - used[i]);
+            free += f;
+            if (used[i] > 0) {
+                str += f;
+            }
+        }
+        stranded.add(str);
+        if (!nobodyWaits) {
+            idleWaiting.add(free);
+        }
+    }
+
+    /** Queue names in use (for the report). */
+    public Set<String> queueNames() {
+        Set<String> s = new LinkedHashSet<>();
+        queues.forEach(q -> s.add(q.name()));
+        return s;
+    }
+}

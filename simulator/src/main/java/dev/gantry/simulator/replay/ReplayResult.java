@@ -1,0 +1,26 @@
+package dev.gantry.simulator.replay;
+
+import java.util.List;
+
+/**
+ * A finished replay of one policy.
+ *
+ * @param segments       every stretch a job held GPUs: {start, end, gpuMilli}
+ * @param solveMillis    wall time of each planner call
+ * @param strandedGpus   per window after planning: free whole GPUs on partly used nodes
+ * @param fastPaths      windows where timefold's solver was skipped (greedy placed everything)
+ * @param idleWhileWaiting per window after planning, when jobs still wait: free GPUs
+ */
+public record ReplayResult(
+        String policy,
+        long capacityMilli,
+        List<JobRecord> jobs,
+        List<long[]> segments,
+        List<Long> solveMillis,
+        List<Integer> strandedGpus,
+        List<Integer> idleWhileWaiting,
+        int preemptions,
+        int fallbacks,
+        int fastPaths,
+        long wallMillis) {
+}
