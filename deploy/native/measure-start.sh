@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# JVM-mode start time and memory of the four packaged services (docs/benchmarks.md, "Start time
+# and memory"): each starts alone against its own database gantry_bench_<service> on port 2908x,
+# with durable consumers of its own (<name>-bench, new messages only) so a running Gantry keeps its
+# events. Reported: Quarkus's "started in", and VmRSS from /proc 3 s after /q/health/ready.
+# With --aot, each service first runs once with -XX:AOTCacheOutput (JDK 25, JEP 514/515) and is
+# then measured with -XX:AOTCache.
+#   deploy/native/measure-start.sh [--aot] [--runs N]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+aot=false runs=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --aot) aot=true; shift ;;
+    --runs) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "measure-start: --runs needs a positive number" >&2; exit 2; }; runs=$2; shift 2 ;;
+    *) echo "measure-start: unknown argument $1 (usage: measure-start.sh [--aot] [--runs N])" >&2; exit 2 ;;
+  esac
+done
+work=${GANTRY_BENCH_DIR:-/tmp/gantry-bench}
+mkdir -p "$work"
+declare -A module=([admission-service]=admission-service [quota-service]=quota-service
+  [node-inventory-service]=node-inventory-service [placement-service]=placement-service/app)
+declare -A port=([admission-service]=29081 [quota-service]=29082 [node-inventory-service]=29083 [placement-service]=29084)
+
+psql_admin() { if [ "$(id -u)" = 0 ]; then su postgres -c "psql -qAt -c \"$1\""; else psql -h 127.0.0.1 -U postgres -qAt -c "$1"; fi; }
+
+# -D options that move every durable consumer of the service to <name>-bench, new messages only
+consumer_options() {
+  local props=$1 line key value
+  while IFS= read -r line; do
+    key=${line%%=*}; value=${line#*=}
+    if [[ $key =~ ^%dev,prod\.mp\.messaging\.incoming\.([a-z-]+)\.consumer$ ]]; then
+      echo "-Dmp.messaging.incoming.${BASH_REMATCH[1]}.consumer=$value-bench"
+    elif [[ $key =~ ^%dev,prod\.(quarkus\.messaging\.nats\.streams\.[A-Z]+\.pull-consumers\.)([a-z-]+)(\.consumer-configuration\..*)$ ]]; then
+      echo "-D${BASH_REMATCH[1]}${BASH_REMATCH[2]}-bench${BASH_REMATCH[3]}=$value"
+      [[ ${BASH_REMATCH[3]} == .consumer-configuration.durable ]] &&
+        echo "-D${BASH_REMATCH[1]}${BASH_REMATCH[2]}-bench.consumer-configuration.deliver-policy=new"
+    fi
+  done <"$props"
+}
+
+# start one service; echo "<started-in seconds> <rss MiB>"
+measure() { # service extra-jvm-option...
+  local service=$1; shift
+  local dir="$root/${module[$service]}" log="$work/$service.log" pid started rss i
+  local -a options
+  mapfile -t options < <(consumer_options "$dir/src/main/resources/application.properties")
+  [ "$service" = admission-service ] && options+=("-Dmp.jwt.verify.publickey.location=$root/admission-service/src/test/resources/jwt/public.pem")
+  (cd "$work" && exec "$java" "$@" -Dquarkus.http.port="${port[$service]}" -Dgantry.db.name="gantry_bench_${service%-service}" \
+    -Dquarkus.log.console.json.enabled=false "${options[@]}" -jar "$dir/target/quarkus-app/quarkus-run.jar" >"$log" 2>&1) &
+  pid=$!
+  for ((i = 0; i < 600; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:${port[$service]}/q/health/ready" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { echo "$service exited; see $log" >&2; return 1; }
+    sleep 0.1
+  done
+  sleep 3
+  # the JVM is the subshell's exec'd process: same pid
+  rss=$(awk '/^VmRSS/ {printf "%d", $2 / 1024}' "/proc/$pid/status")
+  started=$(grep -o 'started in [0-9.]*s' "$log" | head -n 1 | grep -o '[0-9.]*')
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  echo "$started $rss"
+}
+
+for service in admission-service quota-service node-inventory-service placement-service; do
+  db="gantry_bench_${service%-service}"
+  psql_admin "select 1 from pg_database where datname='$db'" | grep -q 1 || psql_admin "create database $db owner gantry"
+  jvm=()
+  if $aot; then
+    cache="$work/$service.aot"
+    rm -f "$cache"
+    # training run: start until ready, stop; the JVM writes the cache as it exits
+    measure "$service" -XX:AOTCacheOutput="$cache" >/dev/null
+    [ -f "$cache" ] || { echo "$service: no AOT cache written; see $work/$service.log" >&2; exit 1; }
+    jvm=(-XX:AOTCache="$cache")
+  fi
+  results=()
+  for ((r = 0; r < runs; r++)); do results+=("$(measure "$service" "${jvm[@]}")"); done
+  printf '%s %s\n' "$service" "${results[*]}"
+done
