@@ -1,0 +1,142 @@
+package dev.gantry.simulator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.simulator.cluster.ClusterFile;
+import dev.gantry.simulator.replay.JobRecord;
+import dev.gantry.simulator.replay.Progress;
+import dev.gantry.simulator.replay.Replay;
+import dev.gantry.simulator.replay.ReplayOptions;
+import dev.gantry.simulator.replay.ReplayResult;
+import dev.gantry.simulator.report.PolicyMetrics;
+import dev.gantry.simulator.trace.TraceJob;
+import dev.gantry.simulator.trace.TraceReaders;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Synthetic traces whose outcome is known by hand; 10 s windows, so starts land on multiples of 10. */
+class ReplayTest {
+    @TempDir
+    Path dir;
+
+    private static final ReplayOptions OPTIONS = new ReplayOptions(10, SolverProfile.FAST.withTimeLimit(Duration.ofMillis(200)), false, true, true);
+
+    private Map<String, JobRecord> replay(ClusterFile cluster, String csv, String policy) throws IOException {
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "trace.csv", csv), null, null);
+        ReplayResult r = new Replay(cluster, jobs, OPTIONS).run(policy, Progress.NONE);
+        return r.jobs().stream().collect(Collectors.toMap(JobRecord::name, Function.identity()));
+    }
+
+    /**
+     * One 8-GPU node. a holds 4 GPUs until 1000; b (8 GPUs) cannot start before then; c (2 GPUs,
+     * long) and d (2 GPUs, short) would fit at once.
+     */
+    private static final String HOL = """
+            name,submit,duration,gpus
+            a,0,1000,4
+            b,5,100,8
+            c,6,5000,2
+            d,7,500,2
+            """;
+
+    @Test
+    void fifoBlocksEveryJobBehindTheHead() throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "fifo");
+        assertThat(r.get("a").firstStart()).isEqualTo(0);
+        assertThat(r.get("b").firstStart()).isEqualTo(1000);
+        // c and d fit at t=10 but wait behind b, then start when b ends
+        assertThat(r.get("c").firstStart()).isEqualTo(1100);
+        assertThat(r.get("d").firstStart()).isEqualTo(1100);
+    }
+
+    @Test
+    void backfillJumpsTheQueueWithoutDelayingTheHead() throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "backfill");
+        // d ends (by its estimate) at 510, before b's reservation at 1000: it jumps the queue
+        assertThat(r.get("d").firstStart()).isEqualTo(10);
+        // b starts exactly when it would under fifo: nothing delayed it
+        assertThat(r.get("b").firstStart()).isEqualTo(1000);
+        // c would still run at 1000 and sit on GPUs b has reserved: it waits
+        assertThat(r.get("c").firstStart()).isEqualTo(1100);
+    }
+
+    @Test
+    void greedyWithoutReservationStarvesTheHead() throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "greedy");
+        assertThat(r.get("c").firstStart()).isEqualTo(10);
+        assertThat(r.get("d").firstStart()).isEqualTo(10);
+        // c holds 2 GPUs until 5010: b, which needs the whole node, waits for it
+        assertThat(r.get("b").firstStart()).isEqualTo(5010);
+    }
+
+    @Test
+    void backfillLetsALongJobRunBesideTheReservation() throws IOException {
+        // b needs 4 of the 8 GPUs at 1000; c (long, 2 GPUs) keeps off them, so it may start now
+        var r = replay(TestClusters.eightGpuNodes(1, 1), """
+                name,submit,duration,gpus
+                a,0,1000,6
+                b,5,100,4
+                c,6,5000,2
+                """, "backfill");
+        assertThat(r.get("c").firstStart()).isEqualTo(10);
+        assertThat(r.get("b").firstStart()).isEqualTo(1000);
+    }
+
+    /**
+     * Two leaves of two 8-GPU nodes. b1 (12 GPUs, one leaf) leaves 4 free in its leaf; b2 (8
+     * GPUs) fills a node of the other leaf. g (12 GPUs, one leaf) sees 12 free GPUs but no leaf
+     * with 12: it waits until b2 ends at 1000 and its leaf is whole again.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"fifo", "greedy", "backfill", "timefold"})
+    void gangWaitsForAWholeLeaf(String policy) throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(2, 2), """
+                name,submit,duration,gpus,network
+                b1,0,2000,12,leaf
+                b2,0,1000,8,
+                g,5,300,12,leaf
+                """, policy);
+        assertThat(r.get("b1").firstStart()).isZero();
+        assertThat(r.get("b2").firstStart()).isZero();
+        assertThat(r.get("g").firstStart()).isEqualTo(1000);
+    }
+
+    @Test
+    void theSameGangWithoutTheLeafRequirementStartsAtOnce() throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(2, 2), """
+                name,submit,duration,gpus,network
+                b1,0,2000,12,leaf
+                b2,0,1000,8,
+                g,5,300,12,
+                """, "greedy");
+        assertThat(r.get("g").firstStart()).isEqualTo(10);
+    }
+
+    @Test
+    void metricsAndLowerBoundsOfAKnownRun() throws IOException {
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "t.csv", HOL), null, null);
+        ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, OPTIONS).run("fifo", Progress.NONE);
+        PolicyMetrics m = PolicyMetrics.of(r);
+        // delays: a 0, b 995, c 1094, d 1093
+        assertThat(m.delayMean()).isEqualTo((0 + 995 + 1094 + 1093) / 4.0);
+        assertThat(m.delayMax()).isEqualTo(1094);
+        assertThat(m.jctMeanLowerBound()).isEqualTo((1000 + 100 + 5000 + 500) / 4.0);
+        assertThat(m.jctMean()).isGreaterThanOrEqualTo(m.jctMeanLowerBound());
+        // c ends last: 1100 + 5000
+        assertThat(m.makespan()).isEqualTo(6100);
+        // GPU-time 4000 + 800 + 10000 + 1000 = 15800 over 8 GPUs = 1975 s; latest submit+duration 5006
+        assertThat(m.makespanLowerBound()).isEqualTo(5006);
+        assertThat(m.finished()).isEqualTo(4);
+        assertThat(m.preemptions()).isZero();
+    }
+}

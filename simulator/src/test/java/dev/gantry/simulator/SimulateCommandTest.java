@@ -1,0 +1,122 @@
+package dev.gantry.simulator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gantry.simulator.cli.SimulateCommand;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The command line: exit codes, one-line errors, and the files a run writes. */
+class SimulateCommandTest {
+    @TempDir
+    Path dir;
+    Path trace;
+    Path cluster;
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    @BeforeEach
+    void files() throws IOException {
+        trace = TestClusters.write(dir, "trace.csv", """
+                name,submit,duration,gpus,queue
+                a,0,1000,4,team-a
+                b,5,100,8,team-b
+                c,6,5000,2,team-a
+                d,7,500,2,team-b
+                e,3000,60,16,team-a
+                """);
+        cluster = TestClusters.write(dir, "cluster.json", TestClusters.eightGpuNodes(1, 2).toJson());
+    }
+
+    private int run(String... args) {
+        return SimulateCommand.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String errText() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aRunWritesMetricsReportAndSummary() throws IOException {
+        Path outDir = dir.resolve("out");
+        int code = run("--trace", trace.toString(), "--format", "gantry-csv", "--cluster", cluster.toString(), "--policies", "fifo,greedy,backfill,timefold",
+                "--window", "10s", "--time-limit", "100ms", "--out", outDir.toString(), "--quiet");
+        assertThat(code).as(errText()).isZero();
+        String stdout = out.toString(StandardCharsets.UTF_8);
+        assertThat(stdout).contains("fifo", "greedy", "backfill", "timefold", "vs fifo", "vs greedy", "bound");
+        assertThat(stdout.lines().count()).isLessThan(25); // one screen
+        JsonNode m = new ObjectMapper().readTree(outDir.resolve("metrics.json").toFile());
+        assertThat(m.get("policies")).hasSize(4);
+        for (JsonNode p : m.get("policies")) {
+            assertThat(p.get("finished").asInt()).isEqualTo(5);
+            assertThat(p.get("jctMean").asDouble()).isGreaterThanOrEqualTo(p.get("jctMeanLowerBound").asDouble());
+            assertThat(p.get("makespan").asDouble()).isGreaterThanOrEqualTo(p.get("makespanLowerBound").asDouble());
+        }
+        String html = Files.readString(outDir.resolve("report.html"));
+        assertThat(html).contains("<img", "data:image/png;base64,");
+        // self-contained: nothing fetched from elsewhere
+        assertThat(html).doesNotContain("<script", "http://", "https://");
+    }
+
+    @Test
+    void makeClusterWritesAClusterTheReplayReads() throws IOException {
+        Path philly = TestClusters.write(dir, "philly.csv", """
+                timestamp,duration,num_gpus,gpu_time,cluster
+                2017-10-02 00:00:00,86400,8,691200,aa
+                2017-10-02 12:00:00,86400,8,691200,bb
+                2017-10-03 00:00:00,60,1,60,aa
+                """);
+        Path c = dir.resolve("philly-cluster.json");
+        // slice: the first two jobs, 16 GPU-days submitted over 12 hours = 32 GPUs mean demand; at load 1.0 -> 4 nodes
+        assertThat(run("make-cluster", "philly", "--trace", philly.toString(), "--from", "2017-10-02", "--to", "2017-10-03", "--load", "1.0",
+                "--out", c.toString())).as(errText()).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("4 nodes, 32 GPUs");
+        assertThat(run("--trace", philly.toString(), "--format", "philly", "--cluster", c.toString(), "--policies", "fifo", "--from", "2017-10-02",
+                "--to", "2017-10-03", "--out", dir.resolve("o").toString(), "--quiet")).as(errText()).isZero();
+        JsonNode m = new ObjectMapper().readTree(dir.resolve("o/metrics.json").toFile());
+        assertThat(m.get("run").get("jobs").asInt()).isEqualTo(2); // the third job is after --to
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--format gantry-csv --cluster CLUSTER|--trace is required",
+        "--trace TRACE --format parquet --cluster CLUSTER|--format: unknown format parquet",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --policies fifo,magic|--policies: unknown policy magic",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --window soon|--window: bad duration soon",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --time-limit 0ms|--time-limit: time limit must be positive",
+        "--trace /no/such/file.csv --format gantry-csv --cluster CLUSTER|--trace: no such file /no/such/file.csv",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --from 2017-13-45|--from: bad time 2017-13-45",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --from 100 --to 50|--to must be after --from",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --bogus|unknown option --bogus",
+        "--trace TRACE --format gantry-csv --cluster CLUSTER --window|--window needs a value",
+        "--trace CLUSTER --format gantry-csv --cluster CLUSTER|missing column name",
+        "--trace TRACE --format gantry-csv --cluster TRACE|cluster file",
+        "--trace TRACE --format openb --cluster CLUSTER --seeds x|--seeds: not a number: x",
+        "make-cluster mars --out x.json|make-cluster needs a kind: philly or openb",
+        "make-cluster philly --nodes -3 --out x.json|--nodes must be a positive whole number",
+    })
+    void badArgumentsExitTwoWithOneLine(String args, String message) {
+        String[] argv = args.replace("TRACE", trace.toString()).replace("CLUSTER", cluster.toString()).split(" ");
+        assertThat(run(argv)).isEqualTo(2);
+        assertThat(errText()).contains(message);
+        assertThat(errText().strip().lines()).hasSize(1);
+    }
+
+    @Test
+    void aBadRowNamesItsLine() throws IOException {
+        Path bad = TestClusters.write(dir, "bad.csv", "name,submit,duration,gpus\na,0,10,1\nb,x,10,1\n");
+        assertThat(run("--trace", bad.toString(), "--format", "gantry-csv", "--cluster", cluster.toString())).isEqualTo(2);
+        assertThat(errText()).contains("line 3, submit: not a number");
+    }
+}
