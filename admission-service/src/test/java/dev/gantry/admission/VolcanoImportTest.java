@@ -93,6 +93,27 @@ class VolcanoImportTest {
     }
 
     @Test
+    void networkLocalityComesFromVolcanosNetworkTopologyOrGantrysAnnotations() {
+        String onOneNode = TF_DIST_TRAIN.replace("  labels:\n", "  annotations:\n    gantry.dev/network-required: node\n  labels:\n");
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml").body(yaml(onOneNode))
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id))
+                .contains("\"network\":{\"required\":\"node\",\"preferred\":null}");
+
+        String softSpine = TF_DIST_TRAIN.replace("  minAvailable: 2\n",
+                "  minAvailable: 2\n  networkTopology:\n    mode: soft\n    highestTierAllowed: 2\n");
+        id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml").body(yaml(softSpine))
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id))
+                .contains("\"network\":{\"required\":null,\"preferred\":\"spine\"}");
+
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(onOneNode.replace("network-required: node", "network-required: rack")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem(containsString("network")));
+    }
+
+    @Test
     void otherKindsAndBadQuantitiesAreRefusedByName() {
         long before = db.queryLong("select count(*) from job");
         given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")

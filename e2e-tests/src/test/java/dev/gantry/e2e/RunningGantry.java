@@ -40,7 +40,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         SERVICES.put("placement-service", new Service("placement-service/app", 19084, "gantry_e2e_placement"));
     }
 
-    private final List<Process> processes = new ArrayList<>();
+    /** The process of each service started last (a restart replaces it). */
+    private static final Map<String, Process> LATEST = new LinkedHashMap<>();
 
     public static String url(String service) {
         return SERVICES.get(service).url();
@@ -48,35 +49,55 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
-        Path root = Path.of(System.getProperty("gantry.root", ".."));
-        Path logs = Path.of("target", "e2e-logs");
-        Files.createDirectories(logs);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Files.createDirectories(Path.of("target", "e2e-logs"));
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
         FreshTestConsumers.deleteConsumers("nats://127.0.0.1:4222", "-e2e");
-        for (var entry : SERVICES.entrySet()) {
-            Service service = entry.getValue();
-            Path jar = root.resolve(service.module()).resolve("target/quarkus-app/quarkus-run.jar");
-            if (!Files.exists(jar)) {
-                throw new IllegalStateException("not packaged: " + jar + " (run mvn verify from the repository root)");
-            }
-            List<String> command = new ArrayList<>(List.of(java,
-                    "-Dquarkus.http.port=" + service.port(),
-                    "-Dgantry.db.name=" + service.database(),
-                    "-Dquarkus.log.console.json.enabled=false",
-                    // a clean schema per run, as in the services' own tests
-                    "-Dquarkus.flyway.clean-disabled=false", "-Dquarkus.flyway.clean-at-start=true"));
-            command.addAll(extraArguments(entry.getKey()));
-            command.addAll(List.of("-jar", jar.toString()));
-            Process process = new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(logs.resolve(entry.getKey() + ".log").toFile())
-                    .start();
-            processes.add(process);
+        for (String name : SERVICES.keySet()) {
+            launch(name, true);
         }
         for (var entry : SERVICES.entrySet()) {
             awaitReady(entry.getKey(), entry.getValue(), Duration.ofSeconds(120));
         }
+    }
+
+    /**
+     * Starts one packaged service; {@code clean} empties its database first (a fresh run), without
+     * it the service starts on what it left behind (a restart).
+     */
+    private static Process launch(String name, boolean clean) throws IOException {
+        Service service = SERVICES.get(name);
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        Path jar = root.resolve(service.module()).resolve("target/quarkus-app/quarkus-run.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException("not packaged: " + jar + " (run mvn verify from the repository root)");
+        }
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java,
+                "-Dquarkus.http.port=" + service.port(),
+                "-Dgantry.db.name=" + service.database(),
+                "-Dquarkus.log.console.json.enabled=false"));
+        if (clean) {
+            // a clean schema per run, as in the services' own tests
+            command.addAll(List.of("-Dquarkus.flyway.clean-disabled=false", "-Dquarkus.flyway.clean-at-start=true"));
+        }
+        command.addAll(extraArguments(name));
+        command.addAll(List.of("-jar", jar.toString()));
+        Path log = Path.of("target", "e2e-logs", name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        LATEST.put(name, process);
+        return process;
+    }
+
+    /**
+     * Kills a service at once (SIGKILL: no shutdown hooks, nothing flushed), starts it again on the
+     * same database and waits until it is ready: what a crash and a restart by Kubernetes do.
+     */
+    public static void killAndRestart(String name) throws Exception {
+        Process running = LATEST.get(name);
+        running.destroyForcibly();
+        running.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+        launch(name, false);
+        awaitReady(name, SERVICES.get(name), Duration.ofSeconds(120));
     }
 
     /** The test key pair admission verifies tokens with; {@link #token} signs with its private half. */
@@ -111,6 +132,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
         // placement reads jobs.*, nodes.* and quota.* through durable consumers of its own, so it never competes with a dev instance
         List<String> arguments = new ArrayList<>();
+        // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
+        arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
         for (String[] c : new String[][] {{"JOBS", "jobs-in", "placement-jobs-e2e", "jobs.>"},
                 {"NODES", "nodes-in", "placement-nodes-e2e", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-e2e", "quota.>"}}) {
             String consumer = "quarkus.messaging.nats.streams." + c[0] + ".pull-consumers." + c[2] + ".consumer-configuration.";
@@ -124,7 +147,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         return arguments;
     }
 
-    private void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
+    private static void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
         HttpClient http = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
@@ -145,13 +168,14 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void afterAll(ExtensionContext context) throws InterruptedException {
-        for (Process process : processes) {
+        for (Process process : LATEST.values()) {
             process.destroy();
         }
-        for (Process process : processes) {
+        for (Process process : LATEST.values()) {
             if (!process.waitFor(15, java.util.concurrent.TimeUnit.SECONDS)) {
                 process.destroyForcibly();
             }
         }
+        LATEST.clear();
     }
 }

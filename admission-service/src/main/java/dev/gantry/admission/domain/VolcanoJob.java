@@ -1,6 +1,7 @@
 package dev.gantry.admission.domain;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gantry.contracts.jobs.JobQueued.Network;
 import dev.gantry.contracts.jobs.JobQueued.Toleration;
 import dev.gantry.contracts.resources.Quantity;
 import dev.gantry.contracts.validation.FieldViolation;
@@ -14,13 +15,18 @@ import java.util.function.Function;
  * Reads a Volcano {@code batch.volcano.sh/v1alpha1} Job, as users already write them, into a
  * {@link JobSpec}: {@code spec.minAvailable}, {@code spec.queue}, {@code spec.priorityClassName},
  * and per task its replicas, the first container's image, command and resources
- * ({@code nvidia.com/gpu}, cpu, memory from limits, else requests), node selector and tolerations.
+ * ({@code nvidia.com/gpu}, cpu, memory from limits, else requests), node selector and tolerations;
+ * the gang's network locality from {@code spec.networkTopology} or the {@code gantry.dev/*} annotations.
  * What Gantry cannot honour is refused by name rather than silently dropped.
  */
 public final class VolcanoJob {
 
     public static final String API_VERSION = "batch.volcano.sh/v1alpha1";
     private static final String GPU = "nvidia.com/gpu";
+    /** Annotations for what Volcano's manifest cannot say: node | leaf | spine | zone, and nvlink | numa | any. */
+    static final String NETWORK_REQUIRED = "gantry.dev/network-required";
+    static final String NETWORK_PREFERRED = "gantry.dev/network-preferred";
+    static final String GPU_TOPOLOGY = "gantry.dev/gpu-topology";
 
     private VolcanoJob() {
     }
@@ -69,10 +75,35 @@ public final class VolcanoJob {
         }
         Map<String, String> labels = new LinkedHashMap<>();
         manifest.path("metadata").path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+        JsonNode annotations = manifest.path("metadata").path("annotations");
         return new JobSpec(name, spec.path("queue").asText("default"), null,
                 spec.hasNonNull("priorityClassName") ? spec.get("priorityClassName").asText() : null, 0,
                 spec.hasNonNull("minAvailable") ? spec.get("minAvailable").asInt() : null,
-                groups, List.of(), null, null, false, nodeSelector, tolerations, true, false, null, null, labels);
+                groups, List.of(), annotations.path(GPU_TOPOLOGY).asText(null), network(spec, annotations), false, nodeSelector,
+                tolerations, true, false, null, null, labels);
+    }
+
+    /**
+     * The network locality of the gang: Volcano's own {@code spec.networkTopology} (mode hard or
+     * soft, {@code highestTierAllowed} 1 = one leaf switch, 2 = one spine, 3 or more = one zone),
+     * overridden by Gantry's annotations, which can also ask for a single node. Null when neither says.
+     */
+    private static Network network(JsonNode spec, JsonNode annotations) {
+        String required = null;
+        String preferred = null;
+        JsonNode topology = spec.path("networkTopology");
+        if (topology.isObject()) {
+            int tier = topology.path("highestTierAllowed").asInt(1);
+            String level = tier <= 1 ? "leaf" : tier == 2 ? "spine" : "zone";
+            if ("soft".equals(topology.path("mode").asText("hard"))) {
+                preferred = level;
+            } else {
+                required = level;
+            }
+        }
+        required = annotations.path(NETWORK_REQUIRED).asText(required);
+        preferred = annotations.path(NETWORK_PREFERRED).asText(preferred);
+        return required == null && preferred == null ? null : new Network(required, preferred);
     }
 
     /** A resource from limits, else requests, else 0; an unreadable quantity is a violation. */
