@@ -134,11 +134,22 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         List<String> arguments = new ArrayList<>();
         // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
         arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
-        for (String[] c : new String[][] {{"JOBS", "jobs-in", "placement-jobs-e2e", "jobs.>"},
-                {"NODES", "nodes-in", "placement-nodes-e2e", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-e2e", "quota.>"}}) {
-            String consumer = "quarkus.messaging.nats.streams." + c[0] + ".pull-consumers." + c[2] + ".consumer-configuration.";
+        arguments.addAll(placementConsumers("e2e"));
+        return arguments;
+    }
+
+    /**
+     * Placement's jobs.*, nodes.* and quota.* durable consumers named {@code placement-<stream>-<suffix>},
+     * delivering only what is published from their creation on.
+     */
+    static List<String> placementConsumers(String suffix) {
+        List<String> arguments = new ArrayList<>();
+        for (String[] c : new String[][] {{"JOBS", "jobs-in", "placement-jobs-", "jobs.>"},
+                {"NODES", "nodes-in", "placement-nodes-", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-", "quota.>"}}) {
+            String name = c[2] + suffix;
+            String consumer = "quarkus.messaging.nats.streams." + c[0] + ".pull-consumers." + name + ".consumer-configuration.";
             arguments.addAll(List.of(
-                    "-Dmp.messaging.incoming." + c[1] + ".consumer=" + c[2],
+                    "-Dmp.messaging.incoming." + c[1] + ".consumer=" + name,
                     "-D" + consumer + "durable=true",
                     "-D" + consumer + "filter-subjects=" + c[3],
                     "-D" + consumer + "deliver-policy=new",
@@ -147,7 +158,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         return arguments;
     }
 
-    private static void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
+    static void awaitReady(String name, Service service, Duration timeout) throws InterruptedException {
         HttpClient http = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
