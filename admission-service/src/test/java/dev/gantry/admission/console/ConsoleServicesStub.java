@@ -1,0 +1,121 @@
+package dev.gantry.admission.console;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Stands in for node-inventory-service, placement-service and quota-service in admission's own
+ * tests (they run together, with the real services, in e2e-tests ConsoleIT): canned answers on the
+ * ports the {@code %test} profile points the console's REST clients at. Allocations are set by
+ * the test, since they must name jobs admission stored.
+ */
+public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager {
+
+    /** Node pages: the console must follow {@code nextCursor}. */
+    static final String NODES_PAGE_1 = """
+            {"items": [
+              {"name": "dgx-01", "gpuModel": "A100-SXM4-80GB", "gpus": 8, "nvlinkIslands": [[0,1,2,3,4,5,6,7]], "numaNodes": [[0,1,2,3],[4,5,6,7]],
+               "cpuMillis": 224000, "memoryMiB": 1900000, "topology": {"zone": "z1", "spine": "sp1", "leaf": "lf1"},
+               "schedulable": true, "health": "READY", "cordoned": false, "gpuMemoryMiB": 81920, "ibHcas": 8},
+              {"name": "dgx-02", "gpuModel": "A100-SXM4-80GB", "gpus": 8, "nvlinkIslands": [[0,1,2,3,4,5,6,7]],
+               "topology": {"zone": "z1", "spine": "sp1", "leaf": "lf1"}, "schedulable": false, "health": "READY", "cordoned": true}],
+             "nextCursor": "page2"}
+            """;
+    static final String NODES_PAGE_2 = """
+            {"items": [
+              {"name": "pcie-01", "gpuModel": "L4", "gpus": 4, "nvlinkIslands": [[0,1]],
+               "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "NOT_READY", "cordoned": false}],
+             "nextCursor": null}
+            """;
+    static final String QUEUES = """
+            [{"name": "normal", "parent": null, "weight": 1, "state": "OPEN"}, {"name": "urgent", "parent": null, "weight": 2}]
+            """;
+
+    static volatile String allocations = "[]";
+    static volatile boolean inventoryDown;
+
+    private HttpServer inventory;
+    private HttpServer placement;
+    private HttpServer quota;
+
+    @Override
+    public Map<String, String> start() {
+        inventory = serve(18093, exchange -> {
+            if (inventoryDown) {
+                return new Answer(500, "{\"status\": 500}");
+            }
+            String query = exchange.getRequestURI().getQuery();
+            return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2 : NODES_PAGE_1);
+        });
+        placement = serve(18094, exchange -> new Answer(200, allocations));
+        quota = serve(18092, exchange -> {
+            String path = exchange.getRequestURI().getPath();
+            if (path.equals("/v1/queues")) {
+                return new Answer(200, QUEUES);
+            }
+            String name = path.replaceAll("^/v1/queues/([^/]+)/status$", "$1");
+            return new Answer(200, status(name));
+        });
+        return Map.of();
+    }
+
+    private static String status(String queue) {
+        boolean urgent = queue.equals("urgent");
+        return """
+                {"queue": "%s", "parent": null, "state": "OPEN", "reclaimable": true,
+                 "capacity": {"gpus": 16, "reason": "cluster capacity: sum of ready nodes"},
+                 "guarantee": {"gpus": %s, "reason": "guarantee reason of %s"},
+                 "capability": {"gpus": %s, "reason": "capability reason"},
+                 "deserved": {"gpus": %s, "reason": "deserved because of weight %s"},
+                 "allocated": {"gpus": %s, "reason": "held by running jobs"},
+                 "borrowed": {"gpus": %s, "reason": "borrowed reason"},
+                 "pending": {"gpus": %s, "reason": "asked for by pending jobs"},
+                 "allocatedGpusByModel": {},
+                 "usage": {"decayedDominantShareHours": 0, "halfLifeHours": 168, "factor": 1, "weight": %s, "effectiveWeight": %s,
+                           "reason": "usage reason of %s"},
+                 "computedAt": "2026-12-02T12:00:00Z"}
+                """.formatted(queue, urgent ? 4 : 0, queue, urgent ? 8 : 16, urgent ? 6 : 10, urgent ? 2 : 1, urgent ? 2 : 12.5,
+                urgent ? 0 : 2.5, urgent ? 0 : 8, urgent ? 2 : 1, urgent ? 2 : 1, queue);
+    }
+
+    private record Answer(int status, String json) {
+    }
+
+    private interface Handler {
+        Answer answer(HttpExchange exchange);
+    }
+
+    private static HttpServer serve(int port, Handler handler) {
+        try {
+            HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+            server.createContext("/", exchange -> {
+                Answer answer = handler.answer(exchange);
+                byte[] body = answer.json().getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().put("Content-Type", List.of("application/json"));
+                exchange.sendResponseHeaders(answer.status(), body.length);
+                exchange.getResponseBody().write(body);
+                exchange.close();
+            });
+            server.start();
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void stop() {
+        for (HttpServer server : new HttpServer[] {inventory, placement, quota}) {
+            if (server != null) {
+                server.stop(0);
+            }
+        }
+    }
+}
