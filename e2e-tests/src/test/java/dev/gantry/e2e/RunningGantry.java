@@ -125,7 +125,10 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
     private static List<String> extraArguments(String service) {
         if (service.equals("admission-service")) {
             return List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
-                    "-Dgantry.quota.url=" + url("quota-service"));
+                    "-Dgantry.quota.url=" + url("quota-service"),
+                    // the web console reads nodes and allocations from these
+                    "-Dgantry.inventory.url=" + url("node-inventory-service"),
+                    "-Dgantry.placement.url=" + url("placement-service"));
         }
         if (!service.equals("placement-service")) {
             return List.of();
