@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Least privilege: what each ServiceAccount may do, summed over every Role and ClusterRole bound
  * to it, is exactly what its service's code uses. The services declare their rules with the
  * Quarkus Kubernetes extension ({@code quarkus.kubernetes.rbac.*} in application.properties);
- * where a service declares none yet, the rules below stand in (placement's binder, issue 7).
+ * should a service's declaration disappear, the least-privilege rules below stand in, so the
+ * test still fails on any extra right.
  */
 class RbacTest {
 
