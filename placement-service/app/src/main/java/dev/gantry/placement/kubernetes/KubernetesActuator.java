@@ -16,6 +16,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.EvictionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Typed;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,6 +40,7 @@ import org.jboss.logging.Logger;
  * retried with exponential backoff. Every call here blocks.
  */
 @ApplicationScoped
+@Typed(KubernetesActuator.class) // injected as ClusterActuator only through BinderMode's choice
 public class KubernetesActuator implements ClusterActuator {
 
     private static final Logger LOG = Logger.getLogger(KubernetesActuator.class);

@@ -51,4 +51,33 @@ class ScenarioBuilderTest {
         assertThat(plan.placements()).extracting(p -> p.job()).containsExactly(small.toString());
         assertThat(plan.unplaced()).extracting(u -> u.job()).containsExactly(big.toString());
     }
+    @Test
+    void aJobPlacedAgainAfterAPreemptionIsNoVictimUntilItsProtectionEnds() {
+        NodeInfo node = new NodeInfo("n1", "A100", 8, List.of(), List.of(), false, 0, 0, null, null, Map.of(), List.of(), true,
+                NodeInfo.Health.UNKNOWN, 0, null, 0, false, null);
+        Instant now = Instant.parse("2026-12-02T12:00:00Z");
+        UUID protectedJob = UUID.randomUUID();
+        UUID plainJob = UUID.randomUUID();
+        JobQueued.TaskGroup four = new JobQueued.TaskGroup("w", 1, 4, null, 1000, 1000);
+        JobQueued p = new JobQueued(protectedJob, "p", "q", "u", 0, Instant.EPOCH, null, List.of(four), null, null, null, false, null,
+                null, true, false, null);
+        JobQueued o = new JobQueued(plainJob, "o", "q", "u", 0, Instant.EPOCH, null, List.of(four), null, null, null, false, null,
+                null, true, false, null);
+        List<ScenarioBuilder.Held> held = List.of(
+                new ScenarioBuilder.Held(protectedJob, "w-0", "n1", List.of(0, 1, 2, 3), null, 1000, 1000),
+                new ScenarioBuilder.Held(plainJob, "w-0", "n1", List.of(4, 5, 6, 7), null, 1000, 1000));
+
+        Scenario during = ScenarioBuilder.build(now, List.of(node), List.of(
+                new ScenarioBuilder.Placed(protectedJob, "q", p, now.minusSeconds(10), now.plusSeconds(60)),
+                new ScenarioBuilder.Placed(plainJob, "q", o, now.minusSeconds(10))), held, List.of());
+        assertThat(during.running()).filteredOn(r -> r.name().equals(protectedJob.toString()))
+                .singleElement().extracting(r -> r.preemptible()).isEqualTo(false);
+        assertThat(during.running()).filteredOn(r -> r.name().equals(plainJob.toString()))
+                .singleElement().extracting(r -> r.preemptible()).isEqualTo(true);
+
+        Scenario after = ScenarioBuilder.build(now.plusSeconds(61), List.of(node), List.of(
+                new ScenarioBuilder.Placed(protectedJob, "q", p, now.minusSeconds(10), now.plusSeconds(60))), held, List.of());
+        assertThat(after.running()).filteredOn(r -> r.name().equals(protectedJob.toString()))
+                .singleElement().extracting(r -> r.preemptible()).isEqualTo(true);
+    }
 }

@@ -1,0 +1,359 @@
+package dev.gantry.placement.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.fabric8.kubernetes.api.model.Binding;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import io.quarkus.test.kubernetes.client.KubernetesTestServer;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.io.InputStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kubernetes binder against the fabric8 mock server (CRUD mode), with the real PostgreSQL and
+ * JetStream: pods created and bound for an API job, completion and failure from pod phases, a
+ * user's gang adopted and bound, all-or-none rollback, and the Lease. The mock stores Bindings but
+ * does not carry them out, so the test moves pods to their node and phase itself (a separate client
+ * with its own user agent, kept apart from the service's requests). After each test every request
+ * the service made is checked against the RBAC rules declared in application.properties.
+ */
+@QuarkusTest
+@TestProfile(KubernetesModeProfile.class)
+@WithKubernetesTestServer(crud = true)
+class KubernetesBinderTest {
+
+    private static final String NS = KubernetesModeProfile.NAMESPACE;
+    private static final String MODEL = "K8S-MOCK-GPU";
+    private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "kubernetes", "NoSchedule");
+    private static final String TEST_AGENT = "gantry-test-driver";
+
+    @KubernetesTestServer
+    KubernetesServer server;
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    Leadership leadership;
+
+    @Inject
+    LeaderElection election;
+
+    private KubernetesClient driver;
+    private final List<UUID> started = new ArrayList<>();
+
+    private static NodeInfo node(String name) {
+        return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
+                128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-k"), null, Map.of(), List.of(TAINT), true,
+                NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
+                .withUserAgent(TEST_AGENT).build()).build();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (String name : List.of("k8s-a", "k8s-b")) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from node where name in ('k8s-a', 'k8s-b') and not removed") == 2);
+        await().atMost(Duration.ofSeconds(20)).until(leadership::leading);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : started) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "k8s-test", "kim", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> started.stream().allMatch(id ->
+                db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString())
+                        + db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id.toString()) == 0));
+        started.clear();
+        assertEveryServiceRequestIsAllowedByTheRbacRules();
+        driver.close();
+    }
+
+    private EventEnvelope<JobQueued> apiJob(UUID jobId, List<JobQueued.TaskGroup> groups) {
+        started.add(jobId);
+        JobQueued job = new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", 10, Instant.now(), null,
+                groups, List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())),
+                true, false, 600L);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    private List<Pod> podsOf(String label) {
+        return driver.pods().inNamespace(NS).withLabel(KubernetesActuator.LABEL_JOB, label).list().getItems();
+    }
+
+    private long outbox(String subject, UUID jobId) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", subject, jobId.toString());
+    }
+
+    /** What the kubelet would do: the pod runs on its node and reaches {@code phase}. */
+    private void runTo(Pod pod, String phase) {
+        String node = db.queryString("select node from allocation a where a.job_id = ?::uuid and a.task = ?",
+                pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_JOB), pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK));
+        Pod moved = new PodBuilder(pod).editSpec().withNodeName(node).endSpec()
+                .withStatus(new PodStatusBuilder().withPhase(phase).withReason("Failed".equals(phase) ? "OOMKilled" : null).build()).build();
+        driver.pods().inNamespace(NS).resource(moved).update();
+    }
+
+    @Test
+    void anApiJobGetsItsPodsCreatedAndBoundAndCompletesWhenTheyAllSucceed() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 8000, 32000, "ghcr.io/acme/train:1.4",
+                    List.of("python", "train.py", "--epochs=3")))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId.toString()).size() == 2
+                && outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
+        List<Pod> pods = podsOf(jobId.toString());
+        for (Pod pod : pods) {
+            assertThat(pod.getSpec().getSchedulerName()).isEqualTo("gantry");
+            assertThat(pod.getSpec().getContainers()).singleElement().satisfies(c -> {
+                assertThat(c.getImage()).isEqualTo("ghcr.io/acme/train:1.4");
+                assertThat(c.getCommand()).containsExactly("python", "train.py", "--epochs=3");
+                assertThat(c.getResources().getLimits()).containsEntry("nvidia.com/gpu", new Quantity("4"));
+            });
+            assertThat(pod.getMetadata().getLabels()).containsEntry("gantry.dev/job", jobId.toString())
+                    .containsEntry("gantry.dev/queue", "k8s-test");
+            String task = pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK);
+            String indices = db.queryString("select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid and task = ?",
+                    jobId.toString(), task);
+            assertThat(pod.getMetadata().getAnnotations()).containsEntry("gantry.dev/gpu-indices", indices);
+            assertThat(indices.split(",")).hasSize(4);
+        }
+        // one Binding per pod, to the node of its allocation (the CRUD mock keeps them; a real API server carries them out)
+        await().atMost(Duration.ofSeconds(10)).until(() -> pods.stream()
+                .allMatch(p -> driver.bindings().inNamespace(NS).withName(p.getMetadata().getName()).get() != null));
+        assertThat(requests()).filteredOn(r -> r.getMethod().equals("POST") && r.getPath().equals("/api/v1/namespaces/" + NS + "/bindings"))
+                .hasSize(2);
+        for (Pod pod : pods) {
+            String task = pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK);
+            String node = db.queryString("select node from allocation where job_id = ?::uuid and task = ?", jobId.toString(), task);
+            Binding binding = driver.bindings().inNamespace(NS).withName(pod.getMetadata().getName()).get();
+            assertThat(binding.getTarget().getKind()).isEqualTo("Node");
+            assertThat(binding.getTarget().getName()).isEqualTo(node);
+        }
+
+        runTo(pods.get(0), "Succeeded");
+        Thread.sleep(1500);
+        assertThat(outbox(Subjects.PLACEMENTS_COMPLETED, jobId)).as("one pod done is not the job done").isZero();
+        runTo(pods.get(1), "Succeeded");
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
+    }
+
+    @Test
+    void aFailedPodFailsTheJobAndItsPodsGo() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 2, null, 1000, 1000, "busybox", null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId.toString()).size() == 2
+                && outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
+        runTo(podsOf(jobId.toString()).get(0), "Failed");
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("OOMKilled");
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString())).as("not requeued").isZero();
+        await().atMost(Duration.ofSeconds(10)).until(() -> podsOf(jobId.toString()).isEmpty());
+    }
+
+    @Test
+    void aGangIsAllOrNothingWhenOnePodCannotBeMade() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            // the ps group can run, the worker group has no image: its pod can never be made
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("ps", 1, 0, null, 1000, 1000, "tf:2", null),
+                    new JobQueued.TaskGroup("worker", 1, 2, null, 1000, 1000, null, null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isEqualTo(1); // recorded first, then undone
+        assertThat(podsOf(jobId.toString())).as("the ps pod made before the failure is deleted again").isEmpty();
+        assertThat(requests()).anyMatch(r -> r.getMethod().equals("POST") && r.getPath().equals("/api/v1/namespaces/" + NS + "/pods"));
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
+    }
+
+    @Test
+    void podsAUserCreatedFormAGangThatIsBound() throws Exception {
+        String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
+        UUID jobId = PodGangs.jobIdOf(NS, label);
+        started.add(jobId);
+        for (int i = 0; i < 2; i++) {
+            Pod pod = new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
+                    .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", "2").addToLabels("gantry.dev/queue", "k8s-test")
+                    .endMetadata()
+                    .withNewSpec().withSchedulerName("gantry")
+                    .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
+                    .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
+                    .addToLimits("nvidia.com/gpu", new Quantity("8")).endResources().endContainer()
+                    .endSpec().build();
+            if (i == 0) {
+                driver.pods().inNamespace(NS).resource(pod).create();
+                // one pod of two is not yet a gang
+                await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() ->
+                        db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()) == 0);
+            } else {
+                driver.pods().inNamespace(NS).resource(pod).create();
+            }
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isEqualTo(2);
+        assertThat(db.queryString("select string_agg(distinct node, ',' order by node) from allocation where job_id = ?::uuid",
+                jobId.toString())).isEqualTo("k8s-a,k8s-b");
+        // the allocation is recorded first, then the pods are bound
+        await().atMost(Duration.ofSeconds(10)).until(() -> driver.bindings().inNamespace(NS).withName(label + "-1").get() != null);
+        for (int i = 0; i < 2; i++) { // the existing pods are bound, with their GPU indices on the Binding
+            Binding binding = driver.bindings().inNamespace(NS).withName(label + "-" + i).get();
+            assertThat(binding).isNotNull();
+            String node = binding.getTarget().getName();
+            assertThat(node).isIn("k8s-a", "k8s-b");
+            assertThat(binding.getMetadata().getAnnotations().get("gantry.dev/gpu-indices")).isEqualTo("0,1,2,3,4,5,6,7");
+        }
+        assertThat(podsOf(label)).as("no pods made for a user's gang").hasSize(2);
+
+        for (Pod pod : podsOf(label)) { // users' pods are their own: they complete through their phases
+            Pod moved = new PodBuilder(pod).editSpec().withNodeName("k8s-a").endSpec()
+                    .withStatus(new PodStatusBuilder().withPhase("Succeeded").build()).build();
+            driver.pods().inNamespace(NS).resource(moved).update();
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+    }
+
+    @Test
+    void thisReplicaHoldsTheLease() {
+        Lease lease = driver.leases().inNamespace(NS).withName("placement-service-leader").get();
+        assertThat(lease).isNotNull();
+        assertThat(lease.getSpec().getHolderIdentity()).isEqualTo(election.identity());
+        assertThat(leadership.electionEnabled()).isTrue();
+        assertThat(leadership.leading()).isTrue();
+    }
+
+    // --- requests made to the mock API server, and the RBAC rules they must satisfy ---
+
+    private static final List<RecordedRequest> SEEN = new ArrayList<>();
+
+    /** The service's requests so far (the driver's own are left out). */
+    private List<RecordedRequest> requests() throws InterruptedException {
+        synchronized (SEEN) {
+            for (RecordedRequest r; (r = server.getKubernetesMockServer().takeRequest(50, TimeUnit.MILLISECONDS)) != null;) {
+                if (!TEST_AGENT.equals(r.getHeader("User-Agent"))) {
+                    SEEN.add(r);
+                }
+            }
+            return List.copyOf(SEEN);
+        }
+    }
+
+    private record Rule(List<String> groups, List<String> resources, List<String> verbs) {
+    }
+
+    private static List<Rule> declaredRules() throws Exception {
+        Properties p = new Properties();
+        try (InputStream in = KubernetesBinderTest.class.getClassLoader().getResourceAsStream("application.properties")) {
+            p.load(in);
+        }
+        List<Rule> rules = new ArrayList<>();
+        String prefix = "quarkus.kubernetes.rbac.roles.placement-service.policy-rules.";
+        for (int i = 0; p.containsKey(prefix + i + ".verbs"); i++) {
+            rules.add(new Rule(split(p.getProperty(prefix + i + ".api-groups", "")), split(p.getProperty(prefix + i + ".resources")),
+                    split(p.getProperty(prefix + i + ".verbs"))));
+        }
+        return rules;
+    }
+
+    private static List<String> split(String s) {
+        List<String> out = new ArrayList<>();
+        for (String part : s.split(",", -1)) {
+            out.add(part.trim());
+        }
+        return out;
+    }
+
+    /** (api group, resource[/subresource], verb) of a request, as the API server's authorizer sees it. */
+    static List<String> attributes(String method, String pathAndQuery) {
+        String path = pathAndQuery.contains("?") ? pathAndQuery.substring(0, pathAndQuery.indexOf('?')) : pathAndQuery;
+        String query = pathAndQuery.contains("?") ? pathAndQuery.substring(pathAndQuery.indexOf('?') + 1) : "";
+        String[] s = path.replaceFirst("^/", "").split("/");
+        String group;
+        int i;
+        if (s[0].equals("api")) {
+            group = "";
+            i = 2;
+        } else {
+            group = s[1];
+            i = 3;
+        }
+        if (i < s.length && s[i].equals("namespaces") && i + 2 < s.length) {
+            i += 2;
+        }
+        String resource = s[i];
+        String name = i + 1 < s.length ? s[i + 1] : null;
+        if (i + 2 < s.length) {
+            resource += "/" + s[i + 2];
+        }
+        String verb = switch (method) {
+            case "GET" -> name == null ? (query.contains("watch=true") ? "watch" : "list") : "get";
+            case "POST" -> "create";
+            case "PUT" -> "update";
+            case "PATCH" -> "patch";
+            case "DELETE" -> name == null ? "deletecollection" : "delete";
+            default -> method.toLowerCase();
+        };
+        return List.of(group, resource, verb);
+    }
+
+    private void assertEveryServiceRequestIsAllowedByTheRbacRules() throws Exception {
+        List<Rule> rules = declaredRules();
+        assertThat(rules).isNotEmpty();
+        List<RecordedRequest> seen = requests();
+        assertThat(seen).as("the service talked to the API server").isNotEmpty();
+        for (RecordedRequest r : seen) {
+            List<String> a = attributes(r.getMethod(), r.getPath());
+            assertThat(rules).as("%s %s -> %s is allowed by a declared rule", r.getMethod(), r.getPath(), a)
+                    .anyMatch(rule -> rule.groups().contains(a.get(0)) && rule.resources().contains(a.get(1)) && rule.verbs().contains(a.get(2)));
+        }
+    }
+}
