@@ -14,6 +14,8 @@ import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -58,6 +60,8 @@ public final class Charts {
             ValueMarker m = new ValueMarker(ceiling, Color.DARK_GRAY, new BasicStroke(1f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 1f,
                     new float[] {6f, 4f}, 0f));
             m.setLabel("ceiling " + ceiling);
+            m.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+            m.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
             plot.addRangeMarker(m);
         }
         return png(chart);
@@ -76,6 +80,8 @@ public final class Charts {
             ValueMarker m = new ValueMarker(bound, Color.RED, new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 1f,
                     new float[] {6f, 4f}, 0f));
             m.setLabel(boundLabel);
+            m.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+            m.setLabelTextAnchor(TextAnchor.BOTTOM_RIGHT);
             plot.addRangeMarker(m);
             if (plot.getRangeAxis().getUpperBound() < bound * 1.05) {
                 plot.getRangeAxis().setUpperBound(bound * 1.1);
