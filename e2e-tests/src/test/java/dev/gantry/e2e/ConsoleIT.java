@@ -240,12 +240,18 @@ class ConsoleIT {
     @Order(4)
     void queuesPageShowsTheFiguresAndTheFairShare() throws Exception {
         browser.get(console + "/queues");
+        // the page shows quota-service's figures: the gang's 32 GPUs pending, and what normal holds now
+        // (tf-dist-train, until its simulated run time ends)
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
+            browser.navigate().refresh();
+            String allocated = given().baseUri(RunningGantry.url("quota-service")).when().get("/v1/queues/normal/status")
+                    .then().statusCode(200).extract().jsonPath().getString("allocated.gpus");
+            WebElement q = browser.findElement(By.cssSelector("section.queue[data-queue='normal']"));
+            return q.findElement(By.cssSelector("[data-figure='pending'] .num")).getText().equals("32 GPUs")
+                    && q.findElement(By.cssSelector("[data-figure='allocated'] .num")).getText()
+                            .equals(allocated.replaceAll("\\.0$", "") + " GPUs");
+        });
         WebElement normal = browser.findElement(By.cssSelector("section.queue[data-queue='normal']"));
-        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() ->
-                browser.findElement(By.cssSelector("section.queue[data-queue='normal'] [data-figure='allocated'] .num")).getText()
-                        .equals("3 GPUs"));
-        normal = browser.findElement(By.cssSelector("section.queue[data-queue='normal']"));
-        assertThat(normal.findElement(By.cssSelector("[data-figure='pending'] .num")).getText()).isEqualTo("32 GPUs");
         for (String figure : List.of("guarantee", "deserved", "allocated", "borrowed", "pending")) {
             assertThat(normal.findElements(By.cssSelector("[data-figure='" + figure + "'] .track"))).hasSize(1);
             assertThat(normal.findElement(By.cssSelector("[data-figure='" + figure + "'] .reason")).getText()).isNotBlank();
@@ -263,7 +269,10 @@ class ConsoleIT {
         markPage();
         WebElement cancel = browser.findElement(By.cssSelector("[data-cancel='" + gangId + "']"));
         cancel.sendKeys(Keys.ENTER); // by keyboard
-        browser.switchTo().alert().accept();
+        await().atMost(Duration.ofSeconds(5)).ignoreExceptions().until(() -> {
+            browser.switchTo().alert().accept();
+            return true;
+        });
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300)).until(() -> "CANCELLED".equals(rowState(gangId)));
         assertThat(browser.findElement(By.id("job-message")).getText()).isEqualTo("Cancelled huge-gang.");
         assertThat(browser.findElements(By.cssSelector("[data-cancel='" + gangId + "']"))).isEmpty();
