@@ -123,6 +123,28 @@ class ReplayTest {
     }
 
     @Test
+    void withPreemptionTimefoldEvictsForAHigherPriorityJobWhichResumesLater() throws IOException {
+        String csv = """
+                name,submit,duration,gpus,priority
+                low,0,1000,8,0
+                high,5,100,8,1000
+                """;
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "p.csv", csv), null, null);
+        ReplayOptions preempt = new ReplayOptions(10, SolverProfile.FAST.withTimeLimit(Duration.ofMillis(300)), true, true, true);
+        ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, preempt).run("timefold", Progress.NONE);
+        Map<String, JobRecord> byName = r.jobs().stream().collect(Collectors.toMap(JobRecord::name, Function.identity()));
+        assertThat(r.preemptions()).isEqualTo(1);
+        assertThat(byName.get("high").firstStart()).isEqualTo(10);
+        assertThat(byName.get("low").preemptions()).isEqualTo(1);
+        // checkpointed at 10 after 10 s of work: 990 s left, resumed when high ends at 110
+        assertThat(byName.get("low").end()).isEqualTo(1100);
+        // greedy never preempts: high waits for low
+        ReplayResult g = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, preempt).run("greedy", Progress.NONE);
+        assertThat(g.preemptions()).isZero();
+        assertThat(g.jobs().stream().filter(j -> j.name().equals("high")).findFirst().orElseThrow().firstStart()).isEqualTo(1000);
+    }
+
+    @Test
     void metricsAndLowerBoundsOfAKnownRun() throws IOException {
         List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "t.csv", HOL), null, null);
         ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, OPTIONS).run("fifo", Progress.NONE);

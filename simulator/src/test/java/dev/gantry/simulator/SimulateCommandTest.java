@@ -88,6 +88,38 @@ class SimulateCommandTest {
         assertThat(m.get("run").get("jobs").asInt()).isEqualTo(2); // the third job is after --to
     }
 
+    @Test
+    void anOpenbRunPrintsThePublishedCurvesBesideGantrys() throws IOException {
+        // the shared layout: traces/<trace dir>/pods.csv beside traces/fgd-atc23-expected-results/
+        Path traces = Files.createDirectories(dir.resolve("traces/alibaba-gpu-v2023"));
+        Path expected = Files.createDirectories(dir.resolve("traces/fgd-atc23-expected-results"));
+        Path nodes = TestClusters.write(traces, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nN-0,32000,65536,2,T4\nN-1,32000,65536,0,\n");
+        Path pods = TestClusters.write(traces, "openb_pod_list_default.csv",
+                "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\nP-0,1000,1024,1,500,\nP-1,1000,1024,1,1000,T4\n");
+        StringBuilder header = new StringBuilder("workload,sc_policy,tune,seed,total_gpus");
+        StringBuilder row = new StringBuilder("openb_pod_list_default,06-FGD,1.3,42,2");
+        for (int p = 0; p <= 130; p++) {
+            header.append(',').append(p);
+            row.append(',').append(Math.min(p, 99));
+        }
+        TestClusters.write(expected, "analysis_allo_discrete.csv", header + "\n" + row + "\n");
+        Path c = dir.resolve("openb.json");
+        assertThat(run("make-cluster", "openb", "--nodes-csv", nodes.toString(), "--out", c.toString())).as(errText()).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("1 nodes, 2 GPUs"); // the CPU-only node is left out
+        Path o = dir.resolve("openb-out");
+        assertThat(run("--trace", pods.toString(), "--format", "openb", "--cluster", c.toString(), "--policies", "greedy", "--modes",
+                "online,batched", "--seeds", "1,2", "--out", o.toString(), "--quiet")).as(errText()).isZero();
+        String stdout = out.toString(StandardCharsets.UTF_8);
+        assertThat(stdout).contains("gantry greedy online", "gantry greedy batched", "paper 06-FGD");
+        JsonNode m = new ObjectMapper().readTree(o.resolve("metrics.json").toFile());
+        assertThat(m.get("runs")).hasSize(4);
+        assertThat(m.get("publishedFgdAtc23").get("06-FGD").get("allocationAt100").asDouble()).isEqualTo(99.0);
+        for (JsonNode r : m.get("runs")) {
+            assertThat(r.get("allocationAt130").asDouble()).isBetween(0.0, 100.0);
+        }
+        assertThat(Files.readString(o.resolve("report.html"))).contains("data:image/png;base64,").doesNotContain("https://");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--format gantry-csv --cluster CLUSTER|--trace is required",
