@@ -114,10 +114,15 @@ class KubernetesBinderTest {
     }
 
     private EventEnvelope<JobQueued> apiJob(UUID jobId, List<JobQueued.TaskGroup> groups) {
+        return apiJob(jobId, groups, 10, Instant.now(), false);
+    }
+
+    private EventEnvelope<JobQueued> apiJob(UUID jobId, List<JobQueued.TaskGroup> groups, int priority, Instant submittedAt,
+            boolean checkpointable) {
         started.add(jobId);
-        JobQueued job = new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", 10, Instant.now(), null,
+        JobQueued job = new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", priority, submittedAt, null,
                 groups, List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())),
-                true, false, 600L);
+                true, checkpointable, 600L);
         return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
     }
 
@@ -260,6 +265,37 @@ class KubernetesBinderTest {
             driver.pods().inNamespace(NS).resource(moved).update();
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+    }
+
+    @Test
+    void aCheckpointableVictimIsEvictedWithItsGracePeriodThenRequeued() throws Exception {
+        UUID victim = UUID.randomUUID();
+        UUID preemptor = UUID.randomUUID();
+        Instant submitted = Instant.now().minusSeconds(3600).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        JobQueued.TaskGroup wholeCluster = new JobQueued.TaskGroup("worker", 2, 8, null, 1000, 1000, "trainer:3", null);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(victim, List.of(wholeCluster), 0, submitted, true));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(victim.toString()).size() == 2
+                && outbox(Subjects.PLACEMENTS_BOUND, victim) == 1);
+        List<String> victimPods = podsOf(victim.toString()).stream().map(p -> p.getMetadata().getName()).toList();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(preemptor, List.of(wholeCluster), 1000, Instant.now(), false));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_PREEMPTED, victim) == 1);
+        // told first: its pods get the eviction with the grace period, its GPUs stay held meanwhile
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            List<RecordedRequest> seen = requests();
+            return victimPods.stream().allMatch(name -> seen.stream().anyMatch(r ->
+                    r.getMethod().equals("POST") && r.getPath().equals("/api/v1/namespaces/" + NS + "/pods/" + name + "/eviction")));
+        });
+        // grace (1 s) over: the victim's pods are gone, it is pending with its submission time, the preemptor runs
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(preemptor.toString()).size() == 2
+                && outbox(Subjects.PLACEMENTS_BOUND, preemptor) == 1);
+        assertThat(podsOf(victim.toString())).isEmpty();
+        assertThat(db.queryLong("select (extract(epoch from submitted_at) * 1000)::bigint from pending_job where job_id = ?::uuid",
+                victim.toString())).isEqualTo(submitted.toEpochMilli());
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", victim.toString())).isZero();
     }
 
     @Test
