@@ -62,6 +62,9 @@ class SimulateCommandTest {
             assertThat(p.get("finished").asInt()).isEqualTo(5);
             assertThat(p.get("jctMean").asDouble()).isGreaterThanOrEqualTo(p.get("jctMeanLowerBound").asDouble());
             assertThat(p.get("makespan").asDouble()).isGreaterThanOrEqualTo(p.get("makespanLowerBound").asDouble());
+            JsonNode series = p.get("allocationOverTime").get("percentOfGpus");
+            assertThat(series.size()).isPositive();
+            series.forEach(v -> assertThat(v.asDouble()).isBetween(0.0, 100.0));
         }
         String html = Files.readString(outDir.resolve("report.html"));
         assertThat(html).contains("<img", "data:image/png;base64,");

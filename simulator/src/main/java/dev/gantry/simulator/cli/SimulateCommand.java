@@ -7,6 +7,7 @@ import dev.gantry.simulator.cluster.ClusterFile;
 import dev.gantry.simulator.cluster.ClusterGenerators;
 import dev.gantry.simulator.policy.Policies;
 import dev.gantry.simulator.replay.FgdReplay;
+import dev.gantry.simulator.replay.Progress;
 import dev.gantry.simulator.replay.Replay;
 import dev.gantry.simulator.replay.ReplayOptions;
 import dev.gantry.simulator.replay.ReplayResult;
@@ -143,7 +144,7 @@ public final class SimulateCommand {
                             bar.startRun(i);
                         }
                         i++;
-                        curves.add(replay.run(p, mode.equals("online") ? 1 : batch, mode, seed, bar == null ? dev.gantry.simulator.replay.Progress.NONE : bar));
+                        curves.add(replay.run(p, mode.equals("online") ? 1 : batch, mode, seed, bar == null ? Progress.NONE : bar));
                     }
                 }
             }
@@ -175,7 +176,7 @@ public final class SimulateCommand {
                 if (bar != null) {
                     bar.startRun(i);
                 }
-                results.add(replay.run(policies.get(i), bar == null ? dev.gantry.simulator.replay.Progress.NONE : bar));
+                results.add(replay.run(policies.get(i), bar == null ? Progress.NONE : bar));
             }
             JobReport report = new JobReport(run, results);
             json = report.json();

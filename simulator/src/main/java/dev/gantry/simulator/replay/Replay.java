@@ -20,11 +20,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.Set;
 
 /**
  * Discrete-event replay of a job trace against one policy. Arrivals and completions happen at
@@ -222,12 +220,5 @@ public final class Replay {
         if (!nobodyWaits) {
             idleWaiting.add(free);
         }
-    }
-
-    /** Queue names in use (for the report). */
-    public Set<String> queueNames() {
-        Set<String> s = new LinkedHashSet<>();
-        queues.forEach(q -> s.add(q.name()));
-        return s;
     }
 }

@@ -3,7 +3,6 @@ package dev.gantry.simulator.report;
 import dev.gantry.simulator.replay.JobRecord;
 import dev.gantry.simulator.replay.ReplayResult;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +29,22 @@ public final class JobReport {
         root.put("format", "gantry-simulation/v1");
         root.put("run", run);
         List<Map<String, Object>> ps = new ArrayList<>();
-        metrics.forEach(m -> ps.add(m.toMap()));
+        long first = results.stream().flatMap(r -> r.jobs().stream()).mapToLong(JobRecord::submit).min().orElse(0);
+        long last = results.stream().flatMap(r -> r.jobs().stream()).filter(JobRecord::finished).mapToLong(JobRecord::end).max().orElse(first + 1);
+        long bucket = Math.max(60, (last - first) / 400);
+        int buckets = (int) ((last - first) / bucket) + 1;
+        for (int i = 0; i < metrics.size(); i++) {
+            Map<String, Object> m = metrics.get(i).toMap();
+            ReplayResult r = results.get(i);
+            double cap = r.capacityMilli() / 1000.0;
+            double[] held = PolicyMetrics.heldSeries(r.segments(), first, bucket, buckets);
+            double[] pct = new double[held.length];
+            for (int k = 0; k < held.length; k++) {
+                pct[k] = Math.round(1000 * held[k] / cap) / 10.0;
+            }
+            m.put("allocationOverTime", Map.of("fromSeconds", first, "bucketSeconds", bucket, "percentOfGpus", pct));
+            ps.add(m);
+        }
         root.put("policies", ps);
         root.put("ratios", ratios());
         return root;
@@ -154,11 +168,5 @@ public final class JobReport {
         }
         Html.tail(b);
         return b.toString();
-    }
-
-    static double[] sorted(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        return s;
     }
 }
