@@ -145,6 +145,28 @@ class ReplayTest {
     }
 
     @Test
+    void lasEvictsAJobThatHasHadItsShareForANewOne() throws IOException {
+        String csv = """
+                name,submit,duration,gpus
+                long,0,10000,8
+                short,5000,100,8
+                """;
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "las.csv", csv), null, null);
+        ReplayOptions preempt = new ReplayOptions(10, OPTIONS.profile(), true, true, true);
+        ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, preempt).run("las", Progress.NONE);
+        Map<String, JobRecord> byName = r.jobs().stream().collect(Collectors.toMap(JobRecord::name, Function.identity()));
+        // at 5000 long has 40,000 GPU-s (above the 3,600 threshold), short none: short takes the node
+        assertThat(byName.get("short").firstStart()).isEqualTo(5000);
+        assertThat(r.preemptions()).isEqualTo(1);
+        // long resumes at 5100 with 5000 s left
+        assertThat(byName.get("long").end()).isEqualTo(10100);
+        // without preemption las can only reorder the queue: short waits
+        ReplayResult n = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, OPTIONS).run("las", Progress.NONE);
+        assertThat(n.preemptions()).isZero();
+        assertThat(n.jobs().stream().filter(j -> j.name().equals("short")).findFirst().orElseThrow().firstStart()).isEqualTo(10000);
+    }
+
+    @Test
     void metricsAndLowerBoundsOfAKnownRun() throws IOException {
         List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "t.csv", HOL), null, null);
         ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, OPTIONS).run("fifo", Progress.NONE);

@@ -37,7 +37,7 @@ import java.util.Set;
  */
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
-            + "[--policies timefold,greedy,fifo,backfill] [--window 60s] [--time-limit 200ms] [--from T --to T] [--out DIR] "
+            + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--from T --to T] [--out DIR] "
             + "[--preemption] [--no-validate] [--no-fast-path] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE";
@@ -82,7 +82,7 @@ public final class SimulateCommand {
             throw new UsageException("--format: unknown format " + format + " (one of philly, openb, gantry-csv)");
         }
         Path clusterPath = existing(a.required("--cluster"), "--cluster");
-        List<String> policies = Arrays.stream(a.get("--policies", String.join(",", Policies.NAMES)).split(",")).map(String::trim).toList();
+        List<String> policies = Arrays.stream(a.get("--policies", "timefold,greedy,fifo,backfill").split(",")).map(String::trim).toList();
         for (String p : policies) {
             if (!Policies.NAMES.contains(p)) {
                 throw new UsageException("--policies: unknown policy " + p + " (one of " + String.join(", ", Policies.NAMES) + ")");

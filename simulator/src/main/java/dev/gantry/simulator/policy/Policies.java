@@ -5,9 +5,9 @@ import dev.gantry.placement.engine.planner.Planners;
 import java.util.List;
 import java.util.function.ToLongFunction;
 
-/** The policies a replay can drive: the engine's planners (the same the service uses) plus backfill. */
+/** The policies a replay can drive: the engine's planners (the same the service uses) plus backfill and las. */
 public final class Policies {
-    public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill");
+    public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill", "las");
 
     private Policies() {
     }
@@ -17,8 +17,13 @@ public final class Policies {
         return create(name, estimatedEnd, false);
     }
 
-    /** @param fastPath skip the solver where greedy places every waiting job (see {@link FastPathPlanner}) */
+    /**
+         * @param fastPath skip the solver where greedy places every waiting job (see {@link FastPathPlanner})
+     */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath) {
+        if ("las".equals(name)) {
+            return new LasPlanner();
+        }
         if ("backfill".equals(name)) {
             return new BackfillPlanner(estimatedEnd);
         }

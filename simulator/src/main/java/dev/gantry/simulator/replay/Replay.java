@@ -14,6 +14,7 @@ import dev.gantry.placement.engine.domain.TaskPlacement;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.simulator.cluster.ClusterFile;
+import dev.gantry.simulator.policy.LasPlanner;
 import dev.gantry.simulator.policy.Policies;
 import dev.gantry.simulator.trace.TraceJob;
 import java.util.ArrayList;
@@ -46,6 +47,8 @@ public final class Replay {
         long remaining;
         long firstStart = -1;
         long startedAt = -1;
+        /** GPU-seconds received in finished or preempted stretches. */
+        long attained;
         long end = -1;
         int preemptions;
         List<RunningTask> tasks = List.of();
@@ -72,6 +75,8 @@ public final class Replay {
         Map<String, Live> runningByName = new HashMap<>();
         Map<String, Long> endByName = new HashMap<>();
         Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath());
+        // las: the priority a planner sees is set from the service each job has received (Tiresias)
+        boolean las = planner instanceof LasPlanner;
         Map<String, Live> pending = new LinkedHashMap<>();
         PriorityQueue<Live> completions = new PriorityQueue<>(Comparator.comparingLong((Live l) -> l.end).thenComparing(l -> l.job.name()));
         List<Live> all = new ArrayList<>();
@@ -117,7 +122,7 @@ public final class Replay {
             if (!changed || pending.isEmpty()) {
                 continue;
             }
-            Scenario sc = scenario("w" + windowNo++, tick, runningByName.values(), pending.values());
+            Scenario sc = scenario("w" + windowNo++, tick, runningByName.values(), pending.values(), las);
             long t0 = System.nanoTime();
             Plan plan = planner.plan(sc, options.profile());
             solveMillis.add((System.nanoTime() - t0) / 1_000_000);
@@ -138,6 +143,7 @@ public final class Replay {
                 completions.remove(l);
                 endByName.remove(p.job());
                 segments.add(new long[] {l.startedAt, tick, l.job.gpuMilli()});
+                l.attained += (tick - l.startedAt) * l.job.gpuMilli() / 1000;
                 l.remaining = Math.max(1, l.end - tick); // checkpointed: the work done is kept
                 l.end = -1;
                 l.preemptions++;
@@ -172,15 +178,23 @@ public final class Replay {
                 (System.nanoTime() - wallStart) / 1_000_000);
     }
 
-    private Scenario scenario(String name, long now, Iterable<Live> running, Iterable<Live> waiting) {
+    private Scenario scenario(String name, long now, Iterable<Live> running, Iterable<Live> waiting, boolean las) {
         List<RunningJob> run = new ArrayList<>();
         for (Live l : running) {
-            run.add(new RunningJob(l.job.name(), l.job.queue(), l.job.priority(), options.preemptible(), options.preemptible(), false,
+            long service = l.attained + (now - l.startedAt) * l.job.gpuMilli() / 1000;
+            int priority = las ? LasPlanner.servicePriority(l.job.priority(), service) : l.job.priority();
+            run.add(new RunningJob(l.job.name(), l.job.queue(), priority, options.preemptible(), options.preemptible(), false,
                     l.startedAt, l.tasks));
         }
         List<PendingJob> pend = new ArrayList<>();
         for (Live l : waiting) {
-            pend.add(l.job.pending(l.remaining, options.preemptible()));
+            PendingJob p = l.job.pending(l.remaining, options.preemptible());
+            if (las) {
+                p = new PendingJob(p.name(), p.queue(), LasPlanner.servicePriority(p.priority(), l.attained), p.submittedAtSeconds(),
+                        p.taskGroups(), p.minAvailable(), p.gpuModels(), p.gpuTopology(), p.network(), p.requireInfiniBand(),
+                        p.nodeSelector(), p.tolerations(), p.preemptible(), p.checkpointable(), p.estimatedRuntimeSeconds());
+            }
+            pend.add(p);
         }
         return new Scenario(Scenario.FORMAT, name, now, cluster.nodes(), queues, run, pend);
     }
