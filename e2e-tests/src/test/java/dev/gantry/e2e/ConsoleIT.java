@@ -314,5 +314,8 @@ class ConsoleIT {
     private static void screenshot(String name) throws Exception {
         Path png = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE).toPath();
         Files.copy(png, SCREENSHOTS.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+        // how long the page took to load (Navigation Timing), for the record
+        Object loaded = js("const n = performance.getEntriesByType('navigation')[0]; return n ? Math.round(n.duration) : -1");
+        System.out.println("ConsoleIT: page " + name + " (" + browser.getCurrentUrl() + ") loaded in " + loaded + " ms");
     }
 }
