@@ -34,7 +34,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
@@ -67,6 +69,11 @@ public class WindowLoop {
     private final boolean fastPathEnabled;
     /** Windows and fast paths never overlap: each plans against the state the other may be changing. */
     private final AtomicBoolean planning = new AtomicBoolean();
+    /** Jobs that arrived while something else planned: their fast path runs as soon as it is done. */
+    private final Queue<Deferred> deferred = new ConcurrentLinkedQueue<>();
+
+    private record Deferred(UUID jobId, long receivedNanos) {
+    }
 
     /** What one window reads from the database. */
     record State(List<NodeInfo> nodes, List<ScenarioBuilder.Placed> placed, List<ScenarioBuilder.Held> held,
@@ -106,7 +113,7 @@ public class WindowLoop {
         if (!leadership.leading() || !planning.compareAndSet(false, true)) {
             return Uni.createFrom().item(0);
         }
-        return windowBody().eventually(() -> planning.set(false));
+        return windowBody().eventually(this::donePlanning);
     }
 
     private Uni<Integer> windowBody() {
@@ -139,11 +146,16 @@ public class WindowLoop {
      * It plans the job together with the jobs ahead of it in line (higher priority, or as high and
      * submitted earlier) with the greedy planner (no preemption, no migration, first in line first);
      * the job is bound only if it was placed there and no job of higher priority was left waiting
-     * that could use the GPU model it takes. Skipped while a window plans (the window will see the
-     * job). The item says whether the job was bound.
+     * that could use the GPU model it takes. A job that arrives while a window (or another
+     * fast path) plans has its fast path run as soon as that is done. The item says whether the job
+     * was bound now.
      */
     public Uni<Boolean> fastPath(UUID jobId, long receivedNanos) {
-        if (!fastPathEnabled || !leadership.leading() || !planning.compareAndSet(false, true)) {
+        if (!fastPathEnabled || !leadership.leading()) {
+            return Uni.createFrom().item(false);
+        }
+        if (!planning.compareAndSet(false, true)) {
+            deferred.add(new Deferred(jobId, receivedNanos));
             return Uni.createFrom().item(false);
         }
         Instant now = Instant.now();
@@ -182,7 +194,17 @@ public class WindowLoop {
                                     return placed > 0;
                                 });
                     });
-        }).eventually(() -> planning.set(false));
+        }).eventually(this::donePlanning);
+    }
+
+    /** Lets the next window or fast path plan, and starts the fast path of a job that arrived meanwhile. */
+    private void donePlanning() {
+        planning.set(false);
+        Deferred next = deferred.poll();
+        if (next != null) {
+            fastPath(next.jobId(), next.receivedNanos()).subscribe().with(placed -> {
+            }, e -> LOG.warnf("deferred fast path for job %s failed (the window will plan it): %s", next.jobId(), e.toString()));
+        }
     }
 
     /**
