@@ -85,8 +85,11 @@ class VolcanoImportTest {
                 .extract().path("id");
         String envelope = db.queryString("select envelope from outbox_event where subject_id = ?", id);
         assertThat(envelope).contains("\"minAvailable\":2")
-                .contains("{\"name\":\"ps\",\"replicas\":1,\"gpusPerReplica\":1,\"gpuMilli\":null,\"cpuMillis\":4000,\"memoryMiB\":16384}")
-                .contains("{\"name\":\"worker\",\"replicas\":1,\"gpusPerReplica\":2,\"gpuMilli\":null,\"cpuMillis\":8000,\"memoryMiB\":32768}")
+                // image and command ride along for placement's kubernetes binder, which creates the pods
+                .contains("{\"name\":\"ps\",\"replicas\":1,\"gpusPerReplica\":1,\"gpuMilli\":null,\"cpuMillis\":4000,\"memoryMiB\":16384,"
+                        + "\"image\":\"tensorflow/tensorflow:2.16.1-gpu\",\"command\":[\"python\",\"/opt/train.py\",\"--job_name=ps\"]}")
+                .contains("{\"name\":\"worker\",\"replicas\":1,\"gpusPerReplica\":2,\"gpuMilli\":null,\"cpuMillis\":8000,\"memoryMiB\":32768,"
+                        + "\"image\":\"tensorflow/tensorflow:2.16.1-gpu\",\"command\":[\"python\",\"/opt/train.py\",\"--job_name=worker\"]}")
                 .contains("\"nvidia.com/gpu.product\":\"A100-SXM4-80GB\"");
         assertThat(db.queryString("select spec from job where id = ?::uuid", id))
                 .contains("tensorflow/tensorflow:2.16.1-gpu").contains("--job_name=worker");
