@@ -38,6 +38,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -379,6 +380,24 @@ class KubernetesBinderTest {
             default -> method.toLowerCase();
         };
         return List.of(group, resource, verb);
+    }
+
+    /** And the other way round: no declared right goes unused by the end of this class (least privilege). */
+    @AfterAll
+    static void everyDeclaredRightWasUsed() throws Exception {
+        List<List<String>> used;
+        synchronized (SEEN) {
+            used = SEEN.stream().map(r -> attributes(r.getMethod(), r.getPath())).toList();
+        }
+        for (Rule rule : declaredRules()) {
+            for (String group : rule.groups()) {
+                for (String resource : rule.resources()) {
+                    for (String verb : rule.verbs()) {
+                        assertThat(used).as("declared right %s/%s %s was used", group, resource, verb).contains(List.of(group, resource, verb));
+                    }
+                }
+            }
+        }
     }
 
     private void assertEveryServiceRequestIsAllowedByTheRbacRules() throws Exception {
