@@ -108,9 +108,10 @@ class CliIT {
         assertThat(mine.lines().get(0).split("\\s+")).containsExactly("ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "REASON");
         assertThat(mine.row(id)).startsWith(id, "cli-train", "cli-normal", "alice");
         assertThat(mine.row(id).get(5)).isEqualTo("4");
-        assertThat(gantry("bob", "jobs").out()).doesNotContain(id);
-        assertThat(gantry("bob", "jobs", "--team", "vision").out()).contains(id);
-        assertThat(gantry("bob", "jobs", "--all").out()).contains(id);
+        assertThat(ok(gantry("bob", "jobs")).out()).startsWith("ID ").doesNotContain(id);
+        assertThat(ok(gantry("bob", "jobs", "--team", "vision")).row(id)).element(3).isEqualTo("alice");
+        assertThat(ok(gantry("bob", "jobs", "--all")).row(id)).element(3).isEqualTo("alice");
+        assertThat(ok(gantry("bob", "jobs", "--team", "speech")).out()).doesNotContain(id);
 
         // placement gives it 4 GPUs on one node: nodes shows 4 free there and 8 on the other
         // (awaited: the short jobs of the other tests may hold GPUs for a moment)
@@ -229,6 +230,11 @@ class CliIT {
     }
 
     // ------------------------------------------------------------------------------------------ helpers
+
+    private static Result ok(Result r) {
+        assertThat(r.exit()).as(r.err()).isZero();
+        return r;
+    }
 
     /** The FREE cells of both nodes, sorted. */
     private static List<String> freeGpus() {
