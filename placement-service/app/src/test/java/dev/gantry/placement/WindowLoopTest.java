@@ -137,7 +137,7 @@ class WindowLoopTest {
                 .body(org.hamcrest.Matchers.containsString("gantry_placement_window_seconds_count"))
                 .body(org.hamcrest.Matchers.containsString("gantry_placement_jobs_placed_total"))
                 .body(org.hamcrest.Matchers.containsString("gantry_placement_plans_rejected_total"))
-                .body(org.hamcrest.Matchers.containsString("gantry_placement_gpus_allocated"));
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_window_limit_seconds"));
 
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "window-loop-test", "bob", Instant.now())));
