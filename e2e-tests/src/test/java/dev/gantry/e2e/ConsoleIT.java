@@ -87,7 +87,7 @@ class ConsoleIT {
             """;
 
     private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
-    private static final Duration PATIENCE = Duration.ofSeconds(45);
+    private static final Duration PATIENCE = Duration.ofSeconds(90);
 
     private static WebDriver browser;
     private static Path profile;
@@ -177,7 +177,7 @@ class ConsoleIT {
 
         // placed by a scheduling window; the jobs page follows over SSE, without a reload
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).until(() ->
-                List.of("PLACED", "RUNNING").contains(rowState(trainId)));
+                "PLACED".equals(rowState(trainId)) || "RUNNING".equals(rowState(trainId)));
         assertThat(pageUnchanged()).as("updated without reloading").isTrue();
         List<Map<String, Object>> allocations = given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/allocations")
                 .then().statusCode(200).extract().jsonPath().<Map<String, Object>>getList("$").stream()
@@ -185,28 +185,32 @@ class ConsoleIT {
         assertThat(allocations).isNotEmpty();
         int gpus = allocations.stream().mapToInt(a -> ((List<?>) a.get("gpus")).size()).sum();
         assertThat(gpus).isEqualTo(3);
-        String placement = browser.findElement(By.cssSelector("tr[data-job='" + trainId + "'] .placement")).getText();
+        // the page re-renders its live part on every change: elements are looked up afresh until all holds
+        String placement = await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() ->
+                browser.findElement(By.cssSelector("tr[data-job='" + trainId + "'] .placement")).getText(), p -> !p.isBlank());
         screenshot("jobs");
 
         browser.get(console + "/cluster");
-        for (Map<String, Object> a : allocations) {
-            String node = (String) a.get("node");
-            assertThat(node).isIn("dgx-01", "dgx-02");
-            assertThat(placement).contains(node + ": GPU");
-            for (Object gpu : (List<?>) a.get("gpus")) {
-                WebElement square = browser.findElement(By.cssSelector("[data-gpu='" + node + "/" + gpu + "']"));
-                WebElement slice = square.findElement(By.cssSelector(".slice[data-job='" + trainId + "']"));
-                assertThat(slice.getAttribute("data-queue")).isEqualTo("normal");
-                assertThat(slice.getCssValue("background-color")).isNotEqualTo(square.getCssValue("background-color"));
-                assertThat(square.getAttribute("aria-label")).contains("tf-dist-train (normal)");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(300)).ignoreExceptions().untilAsserted(() -> {
+            for (Map<String, Object> a : allocations) {
+                String node = (String) a.get("node");
+                assertThat(node).isIn("dgx-01", "dgx-02");
+                assertThat(placement).contains(node + ": GPU");
+                for (Object gpu : (List<?>) a.get("gpus")) {
+                    WebElement square = browser.findElement(By.cssSelector("[data-gpu='" + node + "/" + gpu + "']"));
+                    WebElement slice = square.findElement(By.cssSelector(".slice[data-job='" + trainId + "']"));
+                    assertThat(slice.getAttribute("data-queue")).isEqualTo("normal");
+                    assertThat(slice.getCssValue("background-color")).isNotEqualTo(square.getCssValue("background-color"));
+                    assertThat(square.getAttribute("aria-label")).contains("tf-dist-train (normal)");
+                }
             }
-        }
-        // exactly its 3 GPUs carry it; the cordoned node is marked in words
-        assertThat(browser.findElements(By.cssSelector(".slice[data-job='" + trainId + "']"))).hasSize(3);
-        assertThat(browser.findElement(By.cssSelector("[data-node='dgx-03'] .badge")).getText()).isEqualTo("cordoned");
-        assertThat(browser.findElement(By.cssSelector("[data-node='pcie-01'] .island.pcie"))).isNotNull();
-        assertThat(browser.findElement(By.cssSelector("tr[data-model='A100-SXM4-80GB']")).getText())
-                .startsWith("A100-SXM4-80GB 24 3 13 8");
+            // exactly its 3 GPUs carry it; the cordoned node is marked in words
+            assertThat(browser.findElements(By.cssSelector(".slice[data-job='" + trainId + "']"))).hasSize(3);
+            assertThat(browser.findElement(By.cssSelector("[data-node='dgx-03'] .badge")).getText()).isEqualTo("cordoned");
+            assertThat(browser.findElements(By.cssSelector("[data-node='pcie-01'] .island.pcie"))).hasSize(1);
+            assertThat(browser.findElement(By.cssSelector("tr[data-model='A100-SXM4-80GB']")).getText())
+                    .startsWith("A100-SXM4-80GB 24 3 13 8");
+        });
         screenshot("cluster");
     }
 
@@ -251,14 +255,16 @@ class ConsoleIT {
                     && q.findElement(By.cssSelector("[data-figure='allocated'] .num")).getText()
                             .equals(allocated.replaceAll("\\.0$", "") + " GPUs");
         });
-        WebElement normal = browser.findElement(By.cssSelector("section.queue[data-queue='normal']"));
-        for (String figure : List.of("guarantee", "deserved", "allocated", "borrowed", "pending")) {
-            assertThat(normal.findElements(By.cssSelector("[data-figure='" + figure + "'] .track"))).hasSize(1);
-            assertThat(normal.findElement(By.cssSelector("[data-figure='" + figure + "'] .reason")).getText()).isNotBlank();
-        }
-        assertThat(browser.findElement(By.cssSelector("section.queue[data-queue='urgent'] [data-figure='guarantee'] .num")).getText())
-                .isEqualTo("4 GPUs");
-        assertThat(browser.findElement(By.cssSelector("details.explain")).getText()).contains("deserves");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(300)).ignoreExceptions().untilAsserted(() -> {
+            WebElement normal = browser.findElement(By.cssSelector("section.queue[data-queue='normal']"));
+            for (String figure : List.of("guarantee", "deserved", "allocated", "borrowed", "pending")) {
+                assertThat(normal.findElements(By.cssSelector("[data-figure='" + figure + "'] .track"))).hasSize(1);
+                assertThat(normal.findElement(By.cssSelector("[data-figure='" + figure + "'] .reason")).getText()).isNotBlank();
+            }
+            assertThat(browser.findElement(By.cssSelector("section.queue[data-queue='urgent'] [data-figure='guarantee'] .num")).getText())
+                    .isEqualTo("4 GPUs");
+            assertThat(browser.findElement(By.cssSelector("details.explain")).getText()).contains("deserves");
+        });
         screenshot("queues");
     }
 
@@ -267,8 +273,11 @@ class ConsoleIT {
     void cancellingTheGangFromTheListEndsIt() throws Exception {
         browser.get(console + "/jobs");
         markPage();
-        WebElement cancel = browser.findElement(By.cssSelector("[data-cancel='" + gangId + "']"));
-        cancel.sendKeys(Keys.ENTER); // by keyboard
+        // by keyboard; looked up afresh if a live refresh replaced the button meanwhile
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+            browser.findElement(By.cssSelector("[data-cancel='" + gangId + "']")).sendKeys(Keys.ENTER);
+            return true;
+        });
         await().atMost(Duration.ofSeconds(5)).ignoreExceptions().until(() -> {
             browser.switchTo().alert().accept();
             return true;

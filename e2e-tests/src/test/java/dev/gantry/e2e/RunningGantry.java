@@ -56,7 +56,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
             launch(name, true);
         }
         for (var entry : SERVICES.entrySet()) {
-            awaitReady(entry.getKey(), entry.getValue(), Duration.ofSeconds(120));
+            // a loaded machine (shared CI runner) may need longer: -Dgantry.e2e.ready-timeout-seconds=N
+            awaitReady(entry.getKey(), entry.getValue(), Duration.ofSeconds(Long.getLong("gantry.e2e.ready-timeout-seconds", 120)));
         }
     }
 
