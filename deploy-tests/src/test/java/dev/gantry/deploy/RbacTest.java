@@ -41,9 +41,9 @@ class RbacTest {
 
     private static final Set<String> PLACEMENT_FALLBACK = union(
             permissions("", List.of("pods"), List.of("get", "list", "watch", "create", "delete")),
-            permissions("", List.of("pods/binding"), List.of("create")),
+            permissions("", List.of("bindings"), List.of("create")),
             permissions("", List.of("pods/eviction"), List.of("create")),
-            permissions("coordination.k8s.io", List.of("leases"), List.of("get", "create", "update")),
+            permissions("coordination.k8s.io", List.of("leases"), List.of("get", "create", "patch")),
             permissions("", List.of("events"), List.of("create")));
 
     private static final Pattern RULE_KEY = Pattern.compile(
