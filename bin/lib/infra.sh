@@ -94,6 +94,19 @@ ensure_kubectl() {
   [ -x /usr/bin/kubectl ] || apt_install kubernetes-client
 }
 
+# promtool, for deploy-tests' checks of the alerts and dashboard queries: taken out of Debian's
+# prometheus package into .gantry/tools (installing the package would also start a Prometheus server)
+ensure_promtool() {
+  local tools
+  tools="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.gantry/tools"
+  [ -x /usr/bin/promtool ] || [ -x "$tools/promtool" ] && return 0
+  infra_log "extracting promtool from Debian's prometheus package into $tools"
+  mkdir -p "$tools" && (cd "$tools" && { apt-get download prometheus >/dev/null 2>&1 ||
+    { as_root apt-get update -q >/dev/null 2>&1 && apt-get download prometheus >/dev/null; }; }) &&
+    dpkg-deb --fsys-tarfile "$tools"/prometheus_*.deb | tar -x -O ./usr/bin/promtool >"$tools/promtool" &&
+    chmod +x "$tools/promtool" && rm -f "$tools"/prometheus_*.deb
+}
+
 ensure_infra() {
-  ensure_java && ensure_postgres && ensure_nats && ensure_chromium && ensure_kubectl
+  ensure_java && ensure_postgres && ensure_nats && ensure_chromium && ensure_kubectl && ensure_promtool
 }
