@@ -291,14 +291,14 @@ class ConsoleIT {
         screenshot("jobs-cancelled");
     }
 
+    // read in one script call: the live part may be re-rendered between two WebDriver calls
     private static String rowState(String id) {
-        List<WebElement> rows = browser.findElements(By.cssSelector("tr[data-job='" + id + "']"));
-        return rows.isEmpty() ? null : rows.getFirst().getAttribute("data-state");
+        return (String) js("const r = document.querySelector(\"tr[data-job='\" + arguments[0] + \"']\"); return r ? r.dataset.state : null", id);
     }
 
     private static String reason(String id) {
-        List<WebElement> cells = browser.findElements(By.cssSelector("tr[data-job='" + id + "'] .reason"));
-        return cells.isEmpty() ? "" : cells.getFirst().getText().strip();
+        Object text = js("const c = document.querySelector(\"tr[data-job='\" + arguments[0] + \"'] .reason\"); return c ? c.textContent : ''", id);
+        return String.valueOf(text).strip();
     }
 
     /** Marks the loaded page; {@link #pageUnchanged} is false after any reload or navigation. */
