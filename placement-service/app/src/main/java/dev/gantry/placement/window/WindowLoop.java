@@ -15,6 +15,7 @@ import dev.gantry.placement.engine.json.Violation;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.SolverConfigs;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.placement.engine.validation.ScenarioValidator;
 import dev.gantry.placement.persistence.Allocation;
@@ -87,14 +88,17 @@ public class WindowLoop {
     public WindowLoop(Binder binder, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
-            @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled) {
+            @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
+            @ConfigProperty(name = "gantry.placement.weights", defaultValue = "") String weights) {
         this.binder = binder;
         this.outbox = outbox;
         this.vertx = vertx;
         this.leadership = leadership;
         this.metrics = metrics;
         this.planner = Planners.byName(plannerName);
-        this.profile = SolverProfile.byName(profileName);
+        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights));
+        // refuse a bad weight at start, with the engine's words, rather than in every window
+        SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
         metrics.limit(profile.spentLimit());
     }
@@ -227,6 +231,30 @@ public class WindowLoop {
             }
         }
         return null;
+    }
+
+    /**
+     * {@code gantry.placement.weights}: {@code Constraint name=weight} pairs separated by commas, for
+     * the engine's medium and soft constraints, e.g. {@code Fragmentation=5,Fair share deviation=2}.
+     */
+    static Map<String, Long> weightOverrides(String text) {
+        Map<String, Long> weights = new java.util.LinkedHashMap<>();
+        for (String pair : text.split(",")) {
+            if (pair.isBlank()) {
+                continue;
+            }
+            int eq = pair.lastIndexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("gantry.placement.weights: expected Constraint name=weight, got \"" + pair.trim() + "\"");
+            }
+            try {
+                weights.put(pair.substring(0, eq).trim(), Long.parseLong(pair.substring(eq + 1).trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("gantry.placement.weights: weight of \"" + pair.substring(0, eq).trim()
+                        + "\" is not a whole number: " + pair.substring(eq + 1).trim());
+            }
+        }
+        return weights;
     }
 
     /** Whether {@code other} is ahead of {@code job} in line: higher priority, or as high and submitted earlier. */

@@ -1,0 +1,32 @@
+package dev.gantry.placement.window;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.gantry.placement.engine.solver.SolverConfigs;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** {@code gantry.placement.weights} as an operator writes it in a ConfigMap. */
+class WeightOverridesTest {
+
+    @Test
+    void pairsWithSpacesInNamesAreRead() {
+        assertThat(WindowLoop.weightOverrides("Fragmentation=5, Fair share deviation = 2,")).isEqualTo(
+                Map.of("Fragmentation", 5L, "Fair share deviation", 2L));
+        assertThat(WindowLoop.weightOverrides("")).isEmpty();
+    }
+
+    @Test
+    void malformedPairsAndWeightsAreRefusedByName() {
+        assertThatThrownBy(() -> WindowLoop.weightOverrides("Fragmentation")).hasMessageContaining("Constraint name=weight");
+        assertThatThrownBy(() -> WindowLoop.weightOverrides("Fragmentation=lots")).hasMessageContaining("Fragmentation")
+                .hasMessageContaining("lots");
+    }
+
+    @Test
+    void theEngineRefusesHardAndUnknownConstraints() {
+        assertThatThrownBy(() -> SolverConfigs.weights(WindowLoop.weightOverrides("Fragmentation=5,No such rule=1")))
+                .hasMessageContaining("unknown constraint \"No such rule\"");
+    }
+}
