@@ -115,6 +115,8 @@ class ConsoleIT {
         profile = Files.createTempDirectory("gantry-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary("/usr/bin/chromium");
+        // the cancel confirmation is answered by the test; by default WebDriver would dismiss it on the next command
+        options.setUnhandledPromptBehaviour(org.openqa.selenium.UnexpectedAlertBehaviour.IGNORE);
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1400,1600", "--user-data-dir=" + profile);
@@ -275,7 +277,9 @@ class ConsoleIT {
         markPage();
         // by keyboard; looked up afresh if a live refresh replaced the button meanwhile
         await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
-            browser.findElement(By.cssSelector("[data-cancel='" + gangId + "']")).sendKeys(Keys.ENTER);
+            if (!alertOpen()) {
+                browser.findElement(By.cssSelector("[data-cancel='" + gangId + "']")).sendKeys(Keys.ENTER);
+            }
             return true;
         });
         await().atMost(Duration.ofSeconds(5)).ignoreExceptions().until(() -> {
@@ -299,6 +303,15 @@ class ConsoleIT {
     private static String reason(String id) {
         Object text = js("const c = document.querySelector(\"tr[data-job='\" + arguments[0] + \"'] .reason\"); return c ? c.textContent : ''", id);
         return String.valueOf(text).strip();
+    }
+
+    private static boolean alertOpen() {
+        try {
+            browser.switchTo().alert();
+            return true;
+        } catch (org.openqa.selenium.NoAlertPresentException none) {
+            return false;
+        }
     }
 
     /** Marks the loaded page; {@link #pageUnchanged} is false after any reload or navigation. */
