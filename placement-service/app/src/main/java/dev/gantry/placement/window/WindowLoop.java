@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -89,14 +90,14 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
-            @ConfigProperty(name = "gantry.placement.weights", defaultValue = "") String weights) {
+            @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights) {
         this.binder = binder;
         this.outbox = outbox;
         this.vertx = vertx;
         this.leadership = leadership;
         this.metrics = metrics;
         this.planner = Planners.byName(plannerName);
-        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights));
+        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -340,7 +341,8 @@ public class WindowLoop {
             } catch (RuntimeException e) {
                 LOG.warnf("running job %s: stored spec unreadable: %s", r.jobId, e.getMessage());
             }
-            placed.add(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt));
+            // protectedUntil: a job placed again after a preemption is not preempted again for a while
+            placed.add(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt, r.protectedUntil));
         }
         List<ScenarioBuilder.Held> held = allocations.stream()
                 .map(a -> new ScenarioBuilder.Held(a.jobId, a.task, a.node, Arrays.stream(a.gpuIndices).boxed().toList(),
