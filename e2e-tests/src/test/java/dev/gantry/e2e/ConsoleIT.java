@@ -286,7 +286,9 @@ class ConsoleIT {
             browser.switchTo().alert().accept();
             return true;
         });
-        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300)).until(() -> "CANCELLED".equals(rowState(gangId)));
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300)).untilAsserted(() -> assertThat(rowState(gangId))
+                .as("state of the gang's row; message: " + js("return document.getElementById('job-message').textContent"))
+                .isEqualTo("CANCELLED"));
         assertThat(browser.findElement(By.id("job-message")).getText()).isEqualTo("Cancelled huge-gang.");
         assertThat(browser.findElements(By.cssSelector("[data-cancel='" + gangId + "']"))).isEmpty();
         assertThat(pageUnchanged()).isTrue();
