@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
@@ -35,6 +36,7 @@ import java.util.regex.Pattern;
  * name these.
  */
 @ApplicationScoped
+@Startup // the meters exist from the start, before the first window, so scrapes and alerts always find them
 public class WindowMetrics {
 
     private static final Pattern SCORE_LEVEL = Pattern.compile("(-?\\d+)(hard|medium|soft)");
