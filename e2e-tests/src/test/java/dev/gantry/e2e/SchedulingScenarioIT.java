@@ -181,7 +181,9 @@ class SchedulingScenarioIT {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> "PLACED".equals(state(low)));
         String submittedAt = view(low).getString("submittedAt");
 
-        String high = submit(job("high-v100", "batch", 1000, 1, 8, "V100-PCIE-32GB", 500)); // one V100 node, 5 s
+        // as wide as the victim: a preemption must make room the preemptor then uses (the engine never
+        // evicts 64 GPUs for a job that needs 8), so the whole V100 leaf for 5 s
+        String high = submit(job("high-v100", "batch", 1000, 8, 8, "V100-PCIE-32GB", 500));
         List<String> lowStates = new ArrayList<>();
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
             lowStates.add(state(low));
