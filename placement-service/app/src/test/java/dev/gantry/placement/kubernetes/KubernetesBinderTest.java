@@ -196,7 +196,8 @@ class KubernetesBinderTest {
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 2, null, 1000, 1000, "busybox", null))));
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId.toString()).size() == 2
+        // the previous test's gang may still hold the GPUs until its cancellation is processed (seen: ~30 s in CI)
+        await().atMost(Duration.ofSeconds(90)).until(() -> podsOf(jobId.toString()).size() == 2
                 && outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
         runTo(podsOf(jobId.toString()).get(0), "Failed");
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
