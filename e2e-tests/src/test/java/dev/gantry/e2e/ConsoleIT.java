@@ -41,50 +41,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 class ConsoleIT {
 
     /** The seed's tf-dist-train manifest, as users paste it. */
-    private static final String TF_DIST_TRAIN = """
-            apiVersion: batch.volcano.sh/v1alpha1
-            kind: Job
-            metadata:
-              name: tf-dist-train
-              labels:
-                project: imagenet
-            spec:
-              minAvailable: 2
-              schedulerName: volcano
-              queue: normal
-              priorityClassName: high-priority
-              tasks:
-                - name: ps
-                  replicas: 1
-                  template:
-                    spec:
-                      containers:
-                        - name: tensorflow
-                          image: tensorflow/tensorflow:2.16.1-gpu
-                          command: ["python", "/opt/train.py", "--job_name=ps"]
-                          resources:
-                            limits:
-                              nvidia.com/gpu: 1
-                              cpu: "4"
-                              memory: 16Gi
-                      restartPolicy: OnFailure
-                - name: worker
-                  replicas: 1
-                  template:
-                    spec:
-                      containers:
-                        - name: tensorflow
-                          image: tensorflow/tensorflow:2.16.1-gpu
-                          command: ["python", "/opt/train.py", "--job_name=worker"]
-                          resources:
-                            limits:
-                              nvidia.com/gpu: 2
-                              cpu: 8000m
-                              memory: 32Gi
-                      nodeSelector:
-                        nvidia.com/gpu.product: A100-SXM4-80GB
-                      restartPolicy: OnFailure
-            """;
+    private static final String TF_DIST_TRAIN = RunningGantry.seedTfDistTrain();
 
     private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
     private static final Duration PATIENCE = Duration.ofSeconds(90);

@@ -101,6 +101,15 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         awaitReady(name, SERVICES.get(name), Duration.ofSeconds(120));
     }
 
+    /** The seed's tf-dist-train Volcano Job, as users submit or paste it. */
+    static String seedTfDistTrain() {
+        try {
+            return Files.readString(Path.of("src/test/resources/tf-dist-train.yaml"));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the seed manifest", e);
+        }
+    }
+
     /** The test key pair admission verifies tokens with; {@link #token} signs with its private half. */
     static Path jwtDir() {
         return Path.of(System.getProperty("gantry.root", "..")).resolve("admission-service/src/test/resources/jwt");

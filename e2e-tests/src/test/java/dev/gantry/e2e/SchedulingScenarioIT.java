@@ -37,48 +37,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class SchedulingScenarioIT {
 
     /** The seed's tf-dist-train manifest, with Gantry's annotation asking for ps and worker on one node. */
-    private static final String TF_DIST_TRAIN = """
-            apiVersion: batch.volcano.sh/v1alpha1
-            kind: Job
-            metadata:
-              name: tf-dist-train
-              annotations:
-                gantry.dev/network-required: node
-            spec:
-              minAvailable: 2
-              schedulerName: volcano
-              queue: normal
-              priorityClassName: high-priority
-              tasks:
-                - name: ps
-                  replicas: 1
-                  template:
-                    spec:
-                      containers:
-                        - name: tensorflow
-                          image: tensorflow/tensorflow:2.16.1-gpu
-                          command: ["python", "/opt/train.py", "--job_name=ps"]
-                          resources:
-                            limits:
-                              nvidia.com/gpu: 1
-                              cpu: "4"
-                              memory: 16Gi
-                - name: worker
-                  replicas: 1
-                  template:
-                    spec:
-                      containers:
-                        - name: tensorflow
-                          image: tensorflow/tensorflow:2.16.1-gpu
-                          command: ["python", "/opt/train.py", "--job_name=worker"]
-                          resources:
-                            limits:
-                              nvidia.com/gpu: 2
-                              cpu: 8000m
-                              memory: 32Gi
-                      nodeSelector:
-                        nvidia.com/gpu.product: A100-SXM4-80GB
-            """;
+    private static final String TF_DIST_TRAIN = RunningGantry.seedTfDistTrain()
+            .replace("  labels:\n", "  annotations:\n    gantry.dev/network-required: node\n  labels:\n");
 
     private static String token;
 
