@@ -35,6 +35,8 @@
 
   function follow() {
     if (!liveState || !window.EventSource || !document.getElementById('live')) return;
+    // a page brought back from the back/forward cache had its stream closed on pagehide
+    window.addEventListener('pageshow', (event) => { if (event.persisted) refresh().then(follow); }, { once: true });
     const source = new EventSource(liveState.dataset.updates);
     let first = true;
     source.onopen = () => say('Live updates: on');
@@ -44,6 +46,10 @@
       refresh();
     };
     source.onerror = () => say('Live updates: reconnecting…');
+    // Closed explicitly when the page goes: otherwise Chromium keeps the unfinished stream's
+    // connection after a navigation, and after a few pages its six connections per host are all
+    // held by dead streams, so the next request (a cancel, a refresh) waits forever.
+    window.addEventListener('pagehide', () => source.close());
   }
 
   // problem+json (RFC 9457) as one line plus each wrong field
