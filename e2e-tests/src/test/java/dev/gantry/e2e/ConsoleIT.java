@@ -11,6 +11,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -22,6 +23,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -237,11 +239,20 @@ class ConsoleIT {
         markPage();
         // By now this browser has loaded a dozen console pages, each with a live stream. Until the page
         // closed its stream on pagehide, Chromium kept those connections and this cancel waited forever
-        // for one of its six per host. The page's own click handler, the confirmation answered yes; query
-        // and click in one script, as the live list may be re-rendered between two WebDriver calls.
-        js("window.confirm = () => true; document.querySelector(\"[data-cancel='" + gangId + "']\").click()");
-        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300))
-                .until(() -> !browser.findElement(By.id("job-message")).getText().isBlank());
+        // for one of its six per host. From the keyboard: focus the button, press Enter, the confirmation
+        // answered yes. A live refresh may replace the row between two WebDriver calls (it keeps the focus
+        // on the new button); a stale element is retried until one Enter lands.
+        js("window.confirm = () => true");
+        AtomicBoolean pressed = new AtomicBoolean();
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300)).ignoreException(StaleElementReferenceException.class)
+                .until(() -> {
+                    if (!pressed.get()) {
+                        js("document.querySelector(\"[data-cancel='" + gangId + "']\").focus()");
+                        browser.switchTo().activeElement().sendKeys(Keys.ENTER);
+                        pressed.set(true);
+                    }
+                    return !browser.findElement(By.id("job-message")).getText().isBlank();
+                });
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(300)).until(() -> "CANCELLED".equals(rowState(gangId)));
         assertThat(browser.findElement(By.id("job-message")).getText()).isEqualTo("Cancelled huge-gang.");
         assertThat(browser.findElements(By.cssSelector("[data-cancel='" + gangId + "']"))).isEmpty();
