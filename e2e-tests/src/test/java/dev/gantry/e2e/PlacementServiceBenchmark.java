@@ -74,7 +74,21 @@ public final class PlacementServiceBenchmark {
                     && System.nanoTime() < deadline) {
                 Thread.sleep(1000);
             }
-            Thread.sleep(20_000); // the first windows bind thousands of jobs; measure the steady state after them
+            // the first windows bind the first thousand jobs; measure the steady state after them: two
+            // windows in a row that leave the line as it was
+            long settled = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+            long lastPending = -1;
+            int still = 0;
+            while (still < 2 && System.nanoTime() < settled) {
+                double windows = figure("gantry_placement_window_seconds_count");
+                while (figure("gantry_placement_window_seconds_count") == windows && System.nanoTime() < settled) {
+                    Thread.sleep(200);
+                }
+                long pending = count("select count(*) from pending_job");
+                still = pending == lastPending ? still + 1 : 0;
+                lastPending = pending;
+            }
+            System.out.printf("settled: %d pending after %.0f windows%n", lastPending, figure("gantry_placement_window_seconds_count"));
             Map<String, Double> before = windowFigures();
             Thread.sleep(Integer.getInteger("seconds", 60) * 1000L);
             Map<String, Double> after = windowFigures();
@@ -122,7 +136,8 @@ public final class PlacementServiceBenchmark {
     }
 
     private static Process start(String profile) throws Exception {
-        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        // exec:java runs inside Maven's JVM, which knows the project root; failsafe passes gantry.root
+        Path root = Path.of(System.getProperty("gantry.root", System.getProperty("maven.multiModuleProjectDirectory", "..")));
         Path jar = root.resolve("placement-service/app/target/quarkus-app/quarkus-run.jar");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Dquarkus.http.port=" + PORT, "-Dgantry.db.name=" + DATABASE, "-Dquarkus.log.console.json.enabled=false",

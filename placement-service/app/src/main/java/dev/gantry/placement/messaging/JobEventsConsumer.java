@@ -51,7 +51,7 @@ public class JobEventsConsumer {
                 case Subjects.JOBS_QUEUED -> {
                     long received = System.nanoTime();
                     EventEnvelope<JobQueued> queued = EventCodec.decode(event, JobQueued.class);
-                    yield applyOnce(queued, this::storePending).chain(() -> tryFastPath(queued.payload(), received));
+                    yield applyOnce(queued, this::storePending).invoke(() -> offerFastPath(queued.payload(), received));
                 }
                 case Subjects.JOBS_CANCELLED -> applyOnce(EventCodec.decode(event, JobCancelled.class), this::cancel);
                 default -> {
@@ -67,15 +67,14 @@ public class JobEventsConsumer {
         }
     }
 
-    /** After the job is stored (committed): place it at once if it fits without waiting for the window. */
-    private Uni<Void> tryFastPath(JobQueued job, long receivedNanos) {
-        if (job.jobId() == null) {
-            return Uni.createFrom().voidItem();
+    /**
+     * After the job is stored (committed): offer it the fast path, without waiting for it (the
+     * window is the safety net for whatever the fast path does not place).
+     */
+    private void offerFastPath(JobQueued job, long receivedNanos) {
+        if (job.jobId() != null) {
+            windows.offerFastPath(job.jobId(), receivedNanos);
         }
-        return windows.fastPath(job.jobId(), receivedNanos).onFailure().recoverWithItem(e -> {
-            LOG.warnf("fast path for job %s failed (the window will plan it): %s", job.jobId(), e.toString());
-            return false;
-        }).replaceWithVoid();
     }
 
     private <P> Uni<Void> applyOnce(EventEnvelope<P> envelope, java.util.function.Function<EventEnvelope<P>, Uni<Void>> change) {

@@ -25,6 +25,8 @@ import dev.gantry.placement.persistence.QuotaSharesRecord;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.scheduler.Scheduled;
+import io.quarkus.vertx.core.runtime.context.VertxContextSafetyToggle;
+import io.smallrye.common.vertx.VertxContext;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -73,6 +75,8 @@ public class WindowLoop {
     private final AtomicBoolean planning = new AtomicBoolean();
     /** Jobs that arrived while something else planned: their fast path runs as soon as it is done. */
     private final Queue<Deferred> deferred = new ConcurrentLinkedQueue<>();
+    /** More jobs than this waiting for their fast path are a burst, planned by a window. */
+    static final int FAST_PATH_BACKLOG = 8;
 
     private record Deferred(UUID jobId, long receivedNanos) {
     }
@@ -175,7 +179,7 @@ public class WindowLoop {
                     inLine.add(w);
                 }
             }
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.byName("greedy"), profile)))
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(), profile)))
                     .chain(decision -> {
                         Placement mine = decision.plan() == null ? null : decision.plan().placements().stream()
                                 .filter(p -> p.job().equals(jobId.toString())).findFirst().orElse(null);
@@ -202,13 +206,47 @@ public class WindowLoop {
         }).eventually(this::donePlanning);
     }
 
-    /** Lets the next window or fast path plan, and starts the fast path of a job that arrived meanwhile. */
+    /**
+     * Starts the job's fast path without waiting for it: the caller (the jobs consumer) goes on with
+     * the next event, so a cancel is never queued behind a placement and a burst of arrivals piles
+     * up where {@link #donePlanning} sees it. Runs on a fresh duplicated context, as a request
+     * would: it opens its own database session.
+     */
+    public void offerFastPath(UUID jobId, long receivedNanos) {
+        if (!fastPathEnabled) {
+            return;
+        }
+        inOwnContext(() -> fastPath(jobId, receivedNanos).subscribe().with(placed -> {
+        }, e -> LOG.warnf("fast path for job %s failed (the window will plan it): %s", jobId, e.toString())));
+    }
+
+    private void inOwnContext(Runnable action) {
+        io.vertx.core.Context context = VertxContext.createNewDuplicatedContext(vertx.getDelegate().getOrCreateContext());
+        // a fresh duplicated context belongs to this action alone: Panache may open its session on it
+        VertxContextSafetyToggle.setContextSafe(context, true);
+        context.runOnContext(ignored -> action.run());
+    }
+
+    /**
+     * Lets the next window or fast path plan, and starts the fast path of a job that arrived
+     * meanwhile. A burst (more than {@link #FAST_PATH_BACKLOG} jobs waiting for their fast path)
+     * goes to a window at once instead: one window plans them all in about the time one fast path
+     * takes, and fast paths one after another would keep the scheduled windows out.
+     */
     private void donePlanning() {
         planning.set(false);
+        if (deferred.size() > FAST_PATH_BACKLOG) {
+            int burst = deferred.size();
+            deferred.clear();
+            LOG.infof("%d jobs arrived while planning: a window plans them together", burst);
+            inOwnContext(() -> runWindow().subscribe().with(placed -> {
+            }, e -> LOG.warnf("window for a burst of %d jobs failed (the next window will plan them): %s", burst, e.toString())));
+            return;
+        }
         Deferred next = deferred.poll();
         if (next != null) {
-            fastPath(next.jobId(), next.receivedNanos()).subscribe().with(placed -> {
-            }, e -> LOG.warnf("deferred fast path for job %s failed (the window will plan it): %s", next.jobId(), e.toString()));
+            inOwnContext(() -> fastPath(next.jobId(), next.receivedNanos()).subscribe().with(placed -> {
+            }, e -> LOG.warnf("deferred fast path for job %s failed (the window will plan it): %s", next.jobId(), e.toString())));
         }
     }
 
