@@ -2,6 +2,7 @@ package dev.gantry.simulator.policy;
 
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.GreedyPass;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.SolverProfile;
@@ -28,7 +29,8 @@ public final class FastPathPlanner implements Planner {
 
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
-        GreedyPass.Result greedy = GreedyPass.run(scenario, false);
+        // the same fragmentation-aware pass the solver starts from and the service's fast path runs
+        GreedyPass.Result greedy = GreedyPass.run(scenario, false, GangPacker.forWindow(scenario));
         if (greedy.plan().unplaced().isEmpty()) {
             return greedy.plan().withMetadata(Map.of("planner", solver.name(), "fastPath", "greedy placed every job"));
         }

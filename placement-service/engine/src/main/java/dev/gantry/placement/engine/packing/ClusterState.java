@@ -312,6 +312,35 @@ public final class ClusterState {
         return new int[] {Long.numberOfTrailingZeros(pickFrom)};
     }
 
+    /**
+     * Every GPU a sharing replica could take on the node: each shared GPU with room for it, and one
+     * fully free GPU (for packing, free GPUs of a node are alike). Empty when it cannot go there.
+     */
+    public int[] sharingChoices(int node, Replica r) {
+        Node n = nodes.get(node);
+        if (!r.sharing() || !n.gpuSharing() || cpuFree[node] < r.cpuMillis() || memFree[node] < r.memoryMiB()) {
+            return new int[0];
+        }
+        long allowed = switch (r.topology()) {
+            case NVLINK -> or(islandMasks[node]);
+            case NUMA -> or(numaMasks[node]);
+            case ANY -> allMask(node);
+        };
+        int[] s = shared[node];
+        int[] out = new int[n.gpus()];
+        int count = 0;
+        for (int g = 0; g < n.gpus(); g++) {
+            if ((allowed & (1L << g)) != 0 && s != null && s[g] > 0 && s[g] + r.milli() <= 1000) {
+                out[count++] = g;
+            }
+        }
+        long fresh = free[node] & allowed;
+        if (fresh != 0) {
+            out[count++] = Long.numberOfTrailingZeros(fresh);
+        }
+        return java.util.Arrays.copyOf(out, count);
+    }
+
     private static long or(long[] masks) {
         long m = 0;
         for (long x : masks) {

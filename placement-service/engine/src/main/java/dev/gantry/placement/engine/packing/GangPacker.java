@@ -3,6 +3,7 @@ package dev.gantry.placement.engine.packing;
 import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,7 +16,8 @@ import java.util.Map;
  * Gang-aware best-fit packing (Volcano gang + binpack): a gang is tried inside each network
  * domain its {@code network.required} allows (split by InfiniBand fabric when it needs one),
  * tightest domain first; inside a domain each pod goes to a node the gang already uses, else to
- * the node it fills most. A gang is returned only when at least {@code minAvailable} pods fit.
+ * the node where it adds the least expected fragmentation (with a {@link FragmentationGauge}),
+ * else the node it fills most. A gang is returned only when at least {@code minAvailable} pods fit.
  * Node eligibility and domains are cached per requirement signature: many jobs share them.
  */
 public final class GangPacker {
@@ -42,6 +44,8 @@ public final class GangPacker {
     }
 
     private final List<Node> nodes;
+    /** Ranks nodes by the fragmentation a pod adds; null: plain best fit by GPUs left over. */
+    private final FragmentationGauge gauge;
     private final Map<Signature, int[]> eligible = new HashMap<>();
     private final Map<DomainKey, List<int[]>> domains = new HashMap<>();
     private final Map<List<Object>, List<Integer>> rankings = new HashMap<>();
@@ -49,7 +53,59 @@ public final class GangPacker {
     private static final int RANKING_SIZE = 24;
 
     public GangPacker(List<Node> nodes) {
+        this(nodes, null);
+    }
+
+    /** With a gauge, a pod goes where it adds the least expected fragmentation, best fit among equals. */
+    public GangPacker(List<Node> nodes, FragmentationGauge gauge) {
         this.nodes = nodes;
+        this.gauge = gauge;
+    }
+
+    /** The packer for a window: nodes ranked by the fragmentation the window's workload would see. */
+    public static GangPacker forWindow(Scenario sc) {
+        return new GangPacker(sc.nodes(), FragmentationGauge.of(sc));
+    }
+
+    /** The gauge ranking this packer's nodes, or null for plain best fit. */
+    public FragmentationGauge gauge() {
+        return gauge;
+    }
+
+    /** Spreads a fragmentation change (in millionths of a GPU) above any GPUs-left-over figure. */
+    private static final long LEFTOVER_SPAN = 1L << 20;
+
+    /**
+     * GPU indices for the pod on the node, or null: {@link ClusterState#pick}, except that with a
+     * gauge a sharing pod takes the GPU where it adds the least expected fragmentation (the room
+     * left on a GPU decides which later pods still fit there).
+     */
+    private int[] choose(ClusterState st, int node, Replica r) {
+        int[] picked = st.pick(node, r);
+        if (picked == null || gauge == null || !r.sharing()) {
+            return picked;
+        }
+        int best = picked[0];
+        double bestDelta = gauge.delta(st, node, r, picked);
+        for (int g : st.sharingChoices(node, r)) {
+            double d = gauge.delta(st, node, r, new int[] {g});
+            if (d < bestDelta - 1e-9) {
+                best = g;
+                bestDelta = d;
+            }
+        }
+        return new int[] {best};
+    }
+
+    /**
+     * Rank of a pod on a node, lower is better: the fragmentation it adds first (with a gauge),
+     * then the GPUs it leaves free there (best fit).
+     */
+    private long rank(ClusterState st, int node, Replica r, int[] gpus, long left) {
+        if (gauge == null) {
+            return left;
+        }
+        return Math.round(gauge.delta(st, node, r, gpus) * 1000) * LEFTOVER_SPAN + left;
     }
 
     private static Signature signature(PendingJob job) {
@@ -225,8 +281,8 @@ public final class GangPacker {
         return out;
     }
 
-    private static GangFit single(ClusterState st, Replica r, int node) {
-        int[] g = st.pick(node, r);
+    private GangFit single(ClusterState st, Replica r, int node) {
+        int[] g = choose(st, node, r);
         return g == null ? null : new GangFit(List.of(new Assigned(r, node, g)), true);
     }
 
@@ -262,10 +318,10 @@ public final class GangPacker {
         return order.stream().limit(16).map(o -> doms.get((int) o[1])).toList();
     }
 
-    /** The {@code k} nodes of the domain where the pod fits tightest. */
-    private static List<Integer> bestNodes(ClusterState st, Replica r, int[] domain, int k) {
+    /** The {@code k} nodes of the domain where the pod fits best (see {@link #rank}). */
+    private List<Integer> bestNodes(ClusterState st, Replica r, int[] domain, int k) {
         // bounded top-k (k is small): the domain may hold thousands of nodes
-        long[] left = new long[k];
+        long[] best = new long[k];
         int[] node = new int[k];
         int size = 0;
         for (int n : domain) {
@@ -274,19 +330,24 @@ public final class GangPacker {
                 continue;
             }
             long l = freeMilli - r.gpuMilli();
-            if (size == k && l >= left[k - 1]) {
+            if (gauge == null && size == k && l >= best[k - 1]) {
+                continue; // without a gauge the rank is the leftover: no need to look closer
+            }
+            int[] g = choose(st, n, r);
+            if (g == null) {
                 continue;
             }
-            if (st.pick(n, r) == null) {
+            long key = rank(st, n, r, g, l);
+            if (size == k && key >= best[k - 1]) {
                 continue;
             }
             int pos = size < k ? size++ : k - 1;
-            while (pos > 0 && left[pos - 1] > l) {
-                left[pos] = left[pos - 1];
+            while (pos > 0 && best[pos - 1] > key) {
+                best[pos] = best[pos - 1];
                 node[pos] = node[pos - 1];
                 pos--;
             }
-            left[pos] = l;
+            best[pos] = key;
             node[pos] = n;
         }
         List<Integer> out = new ArrayList<>(size);
@@ -326,7 +387,7 @@ public final class GangPacker {
         return placed.size() < job.minAvailable() ? null : new GangFit(placed, failed == 0);
     }
 
-    private static Assigned placeOne(ClusterState st, Replica r, int[] domain, List<Integer> used) {
+    private Assigned placeOne(ClusterState st, Replica r, int[] domain, List<Integer> used) {
         for (int n : used) {
             int[] g = st.pick(n, r);
             if (g != null) {
@@ -335,22 +396,26 @@ public final class GangPacker {
         }
         int bestNode = -1;
         int[] bestGpus = null;
-        long bestLeft = Long.MAX_VALUE;
+        long bestRank = Long.MAX_VALUE;
         for (int n : domain) {
             long freeMilli = r.gpuMilli() == 0 ? 0 : st.freeMilli(n);
             if (freeMilli < r.gpuMilli()) {
                 continue;
             }
             long left = freeMilli - r.gpuMilli();
-            if (left >= bestLeft) {
+            if (gauge == null && left >= bestRank) {
                 continue;
             }
-            int[] g = st.pick(n, r);
-            if (g != null) {
+            int[] g = choose(st, n, r);
+            if (g == null) {
+                continue;
+            }
+            long rank = rank(st, n, r, g, left);
+            if (rank < bestRank) {
                 bestNode = n;
                 bestGpus = g;
-                bestLeft = left;
-                if (left == 0) {
+                bestRank = rank;
+                if (gauge == null && left == 0) {
                     break;
                 }
             }

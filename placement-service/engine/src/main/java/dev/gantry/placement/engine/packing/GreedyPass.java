@@ -35,11 +35,18 @@ public final class GreedyPass {
      * seed does without until it falls back, see {@link #explained}).
      */
     public static Result run(Scenario sc, boolean explain) {
+        return run(sc, explain, new GangPacker(sc.nodes()));
+    }
+
+    /**
+     * The pass with a given packer: {@link GangPacker#forWindow} packs by expected fragmentation
+     * (Gantry's own seed and fast path), a plain one by GPUs left over (the Volcano baseline).
+     */
+    public static Result run(Scenario sc, boolean explain, GangPacker packer) {
         long start = System.nanoTime();
         ClusterState st = new ClusterState(sc);
         sc.running().forEach(st::occupy);
         QueueLedger ledger = new QueueLedger(sc);
-        GangPacker packer = new GangPacker(sc.nodes());
         Map<String, GangPacker.GangFit> fits = new LinkedHashMap<>();
         List<PendingJob> order = new ArrayList<>(sc.pending());
         order.sort(PRIORITY_ORDER);

@@ -2,6 +2,7 @@ package dev.gantry.placement.engine.planner;
 
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.GreedyPass;
 
 /**
@@ -9,14 +10,29 @@ import dev.gantry.placement.engine.packing.GreedyPass;
  * migration (Volcano's gang + binpack). See {@link GreedyPass}.
  */
 public final class GreedyPlanner implements Planner {
+    private final boolean fragmentationAware;
+
+    /** The baseline: best fit by GPUs left over. */
+    public GreedyPlanner() {
+        this(false);
+    }
+
+    /**
+     * With {@code fragmentationAware}, pods go where they add the least expected fragmentation
+     * ({@link GangPacker#forWindow}): what the solver starts from, and the service's fast path.
+     */
+    public GreedyPlanner(boolean fragmentationAware) {
+        this.fragmentationAware = fragmentationAware;
+    }
 
     @Override
     public String name() {
-        return "greedy";
+        return fragmentationAware ? "greedy-fragmentation" : "greedy";
     }
 
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
-        return GreedyPass.run(scenario, true).plan();
+        GangPacker packer = fragmentationAware ? GangPacker.forWindow(scenario) : new GangPacker(scenario.nodes());
+        return GreedyPass.run(scenario, true, packer).plan().withMetadata(java.util.Map.of("planner", name()));
     }
 }

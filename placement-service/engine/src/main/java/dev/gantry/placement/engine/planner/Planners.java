@@ -11,6 +11,11 @@ public final class Planners {
     private Planners() {
     }
 
+    /** Greedy packing by expected fragmentation: the service's fast path, Gantry's own greedy. */
+    public static Planner fastPath() {
+        return new GreedyPlanner(true);
+    }
+
     /** @throws IllegalArgumentException for an unknown name, naming the valid ones */
     public static Planner byName(String name) {
         return switch (name == null ? DEFAULT : name.toLowerCase(Locale.ROOT)) {

@@ -1,5 +1,6 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.GreedyPass;
 
 import ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides;
@@ -52,7 +53,9 @@ public final class TimefoldPlanner implements Planner {
     public Plan plan(Scenario sc, SolverProfile profile) {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());
-        GreedyPass.Result greedy = GreedyPass.run(sc, false);
+        // the seed and the options pack by expected fragmentation, as the fast path does
+        GangPacker packer = GangPacker.forWindow(sc);
+        GreedyPass.Result greedy = GreedyPass.run(sc, false, packer);
         Map<String, String> meta = new LinkedHashMap<>();
         meta.put("planner", name());
         meta.put("profile", profile.name());
@@ -61,7 +64,7 @@ public final class TimefoldPlanner implements Planner {
             return finish(greedy.plan(), start, meta);
         }
         try {
-            return solve(sc, profile, weights, greedy, meta, start);
+            return solve(sc, profile, weights, packer, greedy, meta, start);
         } catch (RuntimeException e) {
             if (Boolean.getBoolean(FULL_ASSERT_PROPERTY)) {
                 throw e; // score corruption must fail the FULL_ASSERT run, not hide behind greedy
@@ -74,7 +77,7 @@ public final class TimefoldPlanner implements Planner {
     }
 
     private Plan solve(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
-            GreedyPass.Result greedy, Map<String, String> meta, long start) {
+            GangPacker packer, GreedyPass.Result greedy, Map<String, String> meta, long start) {
         // the greedy state must stay as greedy left it: the fallback explains from it
         long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
         if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {
@@ -82,7 +85,7 @@ public final class TimefoldPlanner implements Planner {
             meta.put("fallback", "no time left for the solver after the greedy seed, greedy plan returned");
             return finish(GreedyPass.explained(sc, greedy), start, meta);
         }
-        PlacementModel model = new OptionGenerator(sc, greedy, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));

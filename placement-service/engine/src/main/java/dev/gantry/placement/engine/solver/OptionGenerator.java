@@ -56,12 +56,12 @@ public final class OptionGenerator {
     private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
     private int nextOptionId;
 
-    public OptionGenerator(Scenario sc, GreedyPass.Result greedy, int pendingPerState, int migrationsPerState) {
+    public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState) {
         this.sc = sc;
         this.greedy = greedy;
         this.pendingPerState = pendingPerState;
         this.migrationsPerState = migrationsPerState;
-        this.packer = new GangPacker(sc.nodes());
+        this.packer = packer;
         this.emptyState = new ClusterState(sc);
         this.slots = new GpuSlot[sc.nodes().size()][];
     }
@@ -281,7 +281,25 @@ public final class OptionGenerator {
         List<Node> nodes = perNode.keySet().stream().map(sc.nodes()::get).toList();
         boolean asked = network.preferred() != null;
         boolean met = asked && PlanValidator.networkOk(network.preferred(), nodes);
-        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met);
+        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met, fragmentation(sorted));
+    }
+
+    /**
+     * The option's change in expected fragmentation, node by node on the pinned state: other
+     * options on the same nodes are not seen, so it is the option's own effect, as the packer ranks.
+     */
+    private long fragmentation(List<GangPacker.Assigned> assigned) {
+        if (packer.gauge() == null) {
+            return 0;
+        }
+        Map<Integer, List<GangPacker.Assigned>> byNode = new LinkedHashMap<>();
+        assigned.forEach(a -> byNode.computeIfAbsent(a.node(), k -> new ArrayList<>()).add(a));
+        double delta = 0;
+        for (Map.Entry<Integer, List<GangPacker.Assigned>> e : byNode.entrySet()) {
+            delta += packer.gauge().delta(fixedState, e.getKey(), e.getValue().stream().map(GangPacker.Assigned::replica).toList(),
+                    e.getValue().stream().map(GangPacker.Assigned::gpus).toList());
+        }
+        return Math.round(delta);
     }
 
     private GpuSlot slot(int node, int gpu) {

@@ -8,6 +8,7 @@ import ai.timefold.solver.core.api.score.stream.ConstraintFactory;
 import ai.timefold.solver.core.api.score.stream.ConstraintProvider;
 import ai.timefold.solver.core.api.score.stream.Joiners;
 import dev.gantry.placement.engine.solver.justifications.CpuCapacityJustification;
+import dev.gantry.placement.engine.solver.justifications.ExpectedFragmentationJustification;
 import dev.gantry.placement.engine.solver.justifications.FairShareJustification;
 import dev.gantry.placement.engine.solver.justifications.FragmentationJustification;
 import dev.gantry.placement.engine.solver.justifications.GpuConflictJustification;
@@ -47,13 +48,15 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     public static final String MIGRATION_COST = "Migration cost";
     public static final String PREFERRED_NETWORK = "Preferred network missed";
     public static final String FRAGMENTATION = "Fragmentation";
+    public static final String EXPECTED_FRAGMENTATION = "Expected fragmentation";
     public static final String FAIR_SHARE = "Fair share deviation";
 
     /** Hard rules are validity, not taste: a weight override of one of them is rejected. */
     public static final Set<String> HARD_CONSTRAINTS = Set.of(GPU_CONFLICT, CPU_CAPACITY, MEMORY_CAPACITY, QUEUE_CAPABILITY,
             PROTECTED_JOB_PREEMPTED, UNJUSTIFIED_PREEMPTION, RECLAIM_BELOW_GUARANTEE);
     public static final List<String> MEDIUM_CONSTRAINTS = List.of(UNPLACED_GPUS, PREEMPTED_GPUS);
-    public static final List<String> SOFT_CONSTRAINTS = List.of(PREEMPTION_DISRUPTION, MIGRATION_COST, PREFERRED_NETWORK, FRAGMENTATION, FAIR_SHARE);
+    public static final List<String> SOFT_CONSTRAINTS = List.of(PREEMPTION_DISRUPTION, MIGRATION_COST, PREFERRED_NETWORK, FRAGMENTATION,
+            EXPECTED_FRAGMENTATION, FAIR_SHARE);
 
     /** Soft units: one stranded GPU costs 100. */
     static final long STRANDED_GPU = 100;
@@ -65,6 +68,8 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     static final long PREFERRED_MISS_BASE = 300;
     static final long PREFERRED_MISS_PER_NODE = 50;
     static final long OVER_SHARE_PER_GPU = 20;
+    /** Ten times a stranded GPU: what the workload can still use outranks GPUs merely left over. */
+    static final long EXPECTED_FRAGMENTED_GPU = 1000;
 
     @Override
     public Constraint[] defineConstraints(ConstraintFactory f) {
@@ -85,6 +90,7 @@ public class PlacementConstraintProvider implements ConstraintProvider {
             migrationCost(f),
             preferredNetworkMissed(f),
             fragmentation(f),
+            expectedFragmentation(f),
             fairShare(f),
         };
     }
@@ -239,6 +245,21 @@ public class PlacementConstraintProvider implements ConstraintProvider {
                 .justifyWith((node, milli, score) -> new FragmentationJustification(node.name(), Math.max(0, node.gpuMilli() - milli), !node.pinnedBusy(),
                         "node " + node.name() + " keeps " + Math.max(0, node.gpuMilli() - milli) / 1000.0 + " GPUs stranded"))
                 .asConstraint(FRAGMENTATION);
+    }
+
+    /**
+     * The free GPUs the window's workload could no longer use (see the engine's
+     * FragmentationGauge): an option that fills room nobody else could use earns; one that breaks
+     * a whole node a big pod needs pays. Each option is measured alone on the pinned cluster.
+     */
+    Constraint expectedFragmentation(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .filter(a -> a.getOption().fragmentationMilli() != 0)
+                .impact(HardMediumSoftScore.ONE_SOFT, a -> -a.getOption().fragmentationMilli() * EXPECTED_FRAGMENTED_GPU / 1000)
+                .justifyWith((a, score) -> new ExpectedFragmentationJustification(a.getJob(), a.getOption().fragmentationMilli(),
+                        a.getJob() + (a.getOption().fragmentationMilli() > 0 ? " leaves " : " frees ")
+                                + Math.abs(a.getOption().fragmentationMilli()) / 1000.0 + " GPUs the workload can no longer use"))
+                .asConstraint(EXPECTED_FRAGMENTATION);
     }
 
     /** A queue above its deserved share pays a little per GPU: ties go to the under-served queue. */

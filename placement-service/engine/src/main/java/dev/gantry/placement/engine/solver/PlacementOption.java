@@ -20,9 +20,19 @@ public final class PlacementOption {
     private final int nodeCount;
     private final boolean preferredMet;
     private final boolean preferredAsked;
+    private final long fragmentationMilli;
 
     public PlacementOption(int id, Kind kind, List<OptionTask> tasks, List<SlotUse> slots, List<NodeLoad> loads,
             long gpuMilli, int nodeCount, boolean preferredAsked, boolean preferredMet) {
+        this(id, kind, tasks, slots, loads, gpuMilli, nodeCount, preferredAsked, preferredMet, 0);
+    }
+
+    /**
+     * With {@code fragmentationMilli}: how much the option changes the window workload's expected
+     * fragmentation (milli-GPUs; negative when it fills room the workload could not use anyway).
+     */
+    public PlacementOption(int id, Kind kind, List<OptionTask> tasks, List<SlotUse> slots, List<NodeLoad> loads,
+            long gpuMilli, int nodeCount, boolean preferredAsked, boolean preferredMet, long fragmentationMilli) {
         this.id = id;
         this.kind = kind;
         this.tasks = List.copyOf(tasks);
@@ -32,6 +42,12 @@ public final class PlacementOption {
         this.nodeCount = nodeCount;
         this.preferredAsked = preferredAsked;
         this.preferredMet = preferredMet;
+        this.fragmentationMilli = fragmentationMilli;
+    }
+
+    /** The change in expected fragmentation this option makes, measured on the pinned cluster alone. */
+    public long fragmentationMilli() {
+        return fragmentationMilli;
     }
 
     public int id() {

@@ -310,6 +310,36 @@ class PlacementConstraintProviderTest {
     }
 
     @Nested
+    class ExpectedFragmentation {
+        private PlacementOption withFragmentation(long milli) {
+            PlacementOption o = place(N0, 0);
+            return new PlacementOption(o.id() + 10_000, o.kind(), o.tasks(), o.slots(), o.loads(), o.gpuMilli(), 1, false, false, milli);
+        }
+
+        @Test
+        void penalizesFreeGpusTheWorkloadCanNoLongerUse() {
+            // 1.5 GPUs more the workload could not use
+            VERIFIER.verifyThat(PlacementConstraintProvider::expectedFragmentation)
+                    .given(pending("a", Q, 0, 1000, withFragmentation(1500)))
+                    .penalizesBy(3 * PlacementConstraintProvider.EXPECTED_FRAGMENTED_GPU / 2);
+        }
+
+        @Test
+        void rewardsFillingRoomNobodyElseCouldUse() {
+            VERIFIER.verifyThat(PlacementConstraintProvider::expectedFragmentation)
+                    .given(pending("a", Q, 0, 1000, withFragmentation(-2000)))
+                    .rewardsWith(2 * PlacementConstraintProvider.EXPECTED_FRAGMENTED_GPU);
+        }
+
+        @Test
+        void ignoresAnOptionThatChangesNothing() {
+            VERIFIER.verifyThat(PlacementConstraintProvider::expectedFragmentation)
+                    .given(pending("a", Q, 0, 1000, withFragmentation(0)))
+                    .penalizesBy(0);
+        }
+    }
+
+    @Nested
     class FairShare {
         @Test
         void penalizesGpusAboveTheDeservedShare() {
@@ -329,7 +359,7 @@ class PlacementConstraintProviderTest {
     void everyConstraintHasAWeightClass() {
         assertThat(PlacementConstraintProvider.HARD_CONSTRAINTS).hasSize(7);
         assertThat(PlacementConstraintProvider.MEDIUM_CONSTRAINTS).hasSize(2);
-        assertThat(PlacementConstraintProvider.SOFT_CONSTRAINTS).hasSize(5);
+        assertThat(PlacementConstraintProvider.SOFT_CONSTRAINTS).hasSize(6);
     }
 
     @Test

@@ -1,0 +1,168 @@
+package dev.gantry.placement.engine.packing;
+
+import dev.gantry.placement.engine.domain.Node;
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * How much of a node's free GPU capacity the workload could not use: for each pod shape of the
+ * window's workload (the pods running and waiting), the free milli-GPUs that shape cannot take
+ * on the node, weighted by how common the shape is. A shape that does not fit at all (CPU,
+ * memory, GPU model, too few whole GPUs, no sharing) finds every free GPU useless; a whole-GPU
+ * shape that fits cannot use partly taken GPUs; a sharing shape cannot use GPUs with less room
+ * than it asks. Placing a pod where this rises least keeps the cluster usable for the pods that
+ * come next (the fragmentation gradient idea of Weng et al., USENIX ATC '23), where plain best
+ * fit only looks at the GPUs left over.
+ */
+public final class FragmentationGauge {
+
+    /** Shapes kept: the most common ones carry the measure; the long tail only costs time. */
+    static final int MAX_SHAPES = 64;
+
+    /** A pod shape and its share of the workload; {@code milli} non-null for a GPU-sharing pod. */
+    record Shape(int gpus, Integer milli, long cpuMillis, long memoryMiB, Set<String> models, double weight) {
+        boolean gpuLess() {
+            return gpus == 0 && milli == null;
+        }
+    }
+
+    private record Key(int gpus, Integer milli, long cpuMillis, long memoryMiB, Set<String> models) {
+    }
+
+    private final List<Shape> shapes;
+
+    FragmentationGauge(List<Shape> shapes) {
+        this.shapes = List.copyOf(shapes);
+    }
+
+    /** The window's workload: every running task and every waiting pod; null when there is none. */
+    public static FragmentationGauge of(Scenario scenario) {
+        Map<Key, Long> counts = new HashMap<>();
+        for (RunningJob job : scenario.running()) {
+            for (RunningTask t : job.tasks()) {
+                // a running task's model constraint is not in the snapshot: it counts as "any model"
+                Integer milli = t.gpuMilli();
+                counts.merge(new Key(milli == null ? t.gpus().size() : 0, milli, t.cpuMillis(), t.memoryMiB(), Set.of()), 1L, Long::sum);
+            }
+        }
+        for (PendingJob job : scenario.pending()) {
+            Set<String> models = Set.copyOf(job.gpuModels());
+            for (TaskGroup g : job.taskGroups()) {
+                Key key = new Key(g.gpuMilli() == null ? g.gpusPerReplica() : 0, g.gpuMilli(), g.cpuMillis(), g.memoryMiB(), models);
+                counts.merge(key, (long) g.replicas(), Long::sum);
+            }
+        }
+        if (counts.isEmpty()) {
+            return null;
+        }
+        List<Map.Entry<Key, Long>> common = new ArrayList<>(counts.entrySet());
+        common.sort(Map.Entry.<Key, Long>comparingByValue().reversed()
+                .thenComparing(e -> e.getKey().toString())); // deterministic among equal counts
+        List<Map.Entry<Key, Long>> kept = common.subList(0, Math.min(MAX_SHAPES, common.size()));
+        double total = kept.stream().mapToLong(Map.Entry::getValue).sum();
+        List<Shape> shapes = new ArrayList<>();
+        for (Map.Entry<Key, Long> e : kept) {
+            Key k = e.getKey();
+            shapes.add(new Shape(k.gpus(), k.milli(), k.cpuMillis(), k.memoryMiB(), k.models(), e.getValue() / total));
+        }
+        return new FragmentationGauge(shapes);
+    }
+
+    /** Expected unusable free milli-GPUs on the node as it is in {@code st}. */
+    public double measure(ClusterState st, int node) {
+        return measure(st.node(node), freePerGpu(st, node), st.cpuFree(node), st.memFree(node));
+    }
+
+    /**
+     * How much the measure changes if the replica takes {@code gpus} on the node: negative when
+     * the pod fills room only other shapes could not use anyway. {@code st} is not changed.
+     */
+    public double delta(ClusterState st, int node, Replica r, int[] gpus) {
+        return delta(st, node, List.of(r), List.of(gpus));
+    }
+
+    /** As {@link #delta(ClusterState, int, Replica, int[])} for several pods on one node at once. */
+    public double delta(ClusterState st, int node, List<Replica> pods, List<int[]> gpusOfPods) {
+        int[] before = freePerGpu(st, node);
+        int[] after = before.clone();
+        long cpu = st.cpuFree(node);
+        long mem = st.memFree(node);
+        for (int i = 0; i < pods.size(); i++) {
+            Replica r = pods.get(i);
+            for (int g : gpusOfPods.get(i)) {
+                // never below zero: an option drawn on another state may overlap work this state holds
+                after[g] = Math.max(0, after[g] - (r.milli() == null ? 1000 : r.milli()));
+            }
+            cpu -= r.cpuMillis();
+            mem -= r.memoryMiB();
+        }
+        Node n = st.node(node);
+        return measure(n, after, cpu, mem) - measure(n, before, st.cpuFree(node), st.memFree(node));
+    }
+
+    private static int[] freePerGpu(ClusterState st, int node) {
+        int gpus = st.node(node).gpus();
+        int[] free = new int[gpus];
+        long mask = st.freeMask(node);
+        for (int g = 0; g < gpus; g++) {
+            int shared = st.sharedMilli(node, g);
+            // free, or the room left on a GPU that sharing pods hold, or nothing on a GPU held whole
+            free[g] = (mask & (1L << g)) != 0 ? 1000 : shared > 0 ? 1000 - shared : 0;
+        }
+        return free;
+    }
+
+    private double measure(Node node, int[] free, long cpuFree, long memFree) {
+        int total = 0;
+        int whole = 0;
+        for (int f : free) {
+            total += f;
+            whole += f == 1000 ? 1 : 0;
+        }
+        if (total == 0) {
+            return 0;
+        }
+        double sum = 0;
+        for (Shape s : shapes) {
+            sum += s.weight() * unusable(s, node, free, total, whole, cpuFree, memFree);
+        }
+        return sum;
+    }
+
+    private static int unusable(Shape s, Node node, int[] free, int total, int whole, long cpuFree, long memFree) {
+        if (s.gpuLess() || cpuFree < s.cpuMillis() || memFree < s.memoryMiB()
+                || !s.models().isEmpty() && !s.models().contains(node.gpuModel())) {
+            return total;
+        }
+        int unusable = 0;
+        if (s.milli() != null) {
+            if (!node.gpuSharing()) {
+                return total;
+            }
+            for (int f : free) {
+                unusable += f < s.milli() ? f : 0;
+            }
+            return unusable;
+        }
+        if (whole < s.gpus()) {
+            return total;
+        }
+        for (int f : free) {
+            unusable += f < 1000 ? f : 0;
+        }
+        return unusable;
+    }
+
+    /** The shapes measured, most common first (for tests and reports). */
+    List<Shape> shapes() {
+        return shapes;
+    }
+}
