@@ -41,6 +41,8 @@ class FastPathTest {
     }
 
     private static final String MODEL = "H100-SXM5-80GB";
+    /** The burst test's nodes and jobs: a model of their own, so neither test can use the other's GPUs. */
+    private static final String BURST_MODEL = "A100-SXM4-80GB";
     private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "fast-path", "NoSchedule");
 
     @ConfigProperty(name = "gantry.nats.url")
@@ -52,16 +54,20 @@ class FastPathTest {
     @Inject
     MeterRegistry registry;
 
-    private static NodeInfo node(String name) {
-        return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
+    private static NodeInfo node(String name, String model) {
+        return new NodeInfo(name, model, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
                 128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-fp"), null, Map.of(), List.of(TAINT), true,
                 NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
     }
 
     private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpus, int priority, Instant submittedAt) {
+        return job(jobId, replicas, gpus, priority, submittedAt, MODEL);
+    }
+
+    private static EventEnvelope<JobQueued> job(UUID jobId, int replicas, int gpus, int priority, Instant submittedAt, String model) {
         JobQueued job = new JobQueued(jobId, "fp-" + jobId.toString().substring(0, 8), "fast-path-test", "bob", priority,
                 submittedAt, null, List.of(new JobQueued.TaskGroup("worker", replicas, gpus, null, 4000, 16000)),
-                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), false,
+                List.of(model), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), false,
                 false, 1_000_000L);
         return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
     }
@@ -74,7 +80,7 @@ class FastPathTest {
     @Test
     void aJobThatFitsIsBoundWithoutAWindowAndOneBehindAWaitingGangIsNot() throws Exception {
         try (TestNats nats = TestNats.connect(natsUrl)) {
-            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, "fp-a", new NodeChanged(System.nanoTime(), node("fp-a"))));
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, "fp-a", new NodeChanged(System.nanoTime(), node("fp-a", MODEL))));
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = 'fp-a'") == 1);
         long windowsBefore = registry.find("gantry.placement.window").timer().count();
@@ -123,7 +129,7 @@ class FastPathTest {
     void aBurstOfArrivalsIsPlannedByAWindowNotOneFastPathAfterAnother() throws Exception {
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (String name : List.of("fp-burst-1", "fp-burst-2")) {
-                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name, BURST_MODEL))));
             }
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name like 'fp-burst-%'") == 2);
@@ -135,7 +141,7 @@ class FastPathTest {
             for (int i = 0; i < 16; i++) {
                 UUID id = UUID.randomUUID();
                 burst.add(id);
-                nats.publish(job(id, 1, 1, 100, Instant.now()));
+                nats.publish(job(id, 1, 1, 100, Instant.now(), BURST_MODEL));
             }
         }
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
