@@ -4,6 +4,7 @@ import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.GreedyPass;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import java.util.Map;
@@ -17,9 +18,12 @@ import java.util.Map;
  */
 public final class FastPathPlanner implements Planner {
     private final Planner solver;
+    private final WorkloadMix mix;
 
-    public FastPathPlanner(Planner solver) {
+    /** @param mix the arrivals the fragmentation gauge keeps room for, as the solver's (may be null) */
+    public FastPathPlanner(Planner solver, WorkloadMix mix) {
         this.solver = solver;
+        this.mix = mix;
     }
 
     @Override
@@ -30,7 +34,7 @@ public final class FastPathPlanner implements Planner {
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
         // the same fragmentation-aware pass the solver starts from and the service's fast path runs
-        GreedyPass.Result greedy = GreedyPass.run(scenario, false, GangPacker.forWindow(scenario));
+        GreedyPass.Result greedy = GreedyPass.run(scenario, false, GangPacker.forWindow(scenario, mix));
         if (greedy.plan().unplaced().isEmpty()) {
             return greedy.plan().withMetadata(Map.of("planner", solver.name(), "fastPath", "greedy placed every job"));
         }

@@ -11,6 +11,7 @@ import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.domain.TaskPlacement;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.placement.engine.validation.PlanValidator;
@@ -84,7 +85,9 @@ public final class FgdReplay {
 
     public Curve run(String policy, int batch, String mode, long seed, Progress progress) {
         long wallStart = System.nanoTime();
-        Planner planner = Policies.create(policy, name -> Long.MAX_VALUE); // nothing departs: no end is known
+        WorkloadMix arrivals = new WorkloadMix();
+        // nothing departs: no end is known
+        Planner planner = Policies.create(policy, name -> Long.MAX_VALUE, false, arrivals);
         List<OpenbTrace.Pod> seq = arrivals(seed);
         long capacity = cluster.gpuMilli();
         Map<String, RunningJob> running = new LinkedHashMap<>();
@@ -103,7 +106,9 @@ public final class FgdReplay {
                 OpenbTrace.Pod p = seq.get(i);
                 String name = "a" + i + "-" + p.name(); // a pod drawn twice arrives as two pods
                 byName.put(name, p);
-                pending.add(pendingOf(name, p, i));
+                PendingJob job = pendingOf(name, p, i);
+                arrivals.record(job);
+                pending.add(job);
                 arrived += p.demandMilli();
             }
             Scenario sc = new Scenario(Scenario.FORMAT, "openb-" + seed + "-" + start, start, cluster.nodes(), List.of(QUEUE),

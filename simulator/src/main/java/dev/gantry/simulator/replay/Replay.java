@@ -2,6 +2,7 @@ package dev.gantry.simulator.replay;
 
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Preemption;
@@ -74,7 +75,8 @@ public final class Replay {
         long wallStart = System.nanoTime();
         Map<String, Live> runningByName = new HashMap<>();
         Map<String, Long> endByName = new HashMap<>();
-        Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath());
+        WorkloadMix arrivals = new WorkloadMix();
+        Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath(), arrivals);
         // las: the priority a planner sees is set from the service each job has received (Tiresias)
         boolean las = planner instanceof LasPlanner;
         Map<String, Live> pending = new LinkedHashMap<>();
@@ -115,6 +117,7 @@ public final class Replay {
             }
             while (next < jobs.size() && jobs.get(next).submitSeconds() <= tick) {
                 Live l = new Live(jobs.get(next++));
+                arrivals.record(l.job.pending(l.remaining, options.preemptible()));
                 all.add(l);
                 pending.put(l.job.name(), l);
                 changed = true;

@@ -68,11 +68,13 @@ public class JobEventsConsumer {
     }
 
     /**
-     * After the job is stored (committed): offer it the fast path, without waiting for it (the
+     * After the job is stored (committed): count it in the workload the planners keep room for,
+     * and offer it the fast path, without waiting for it (the
      * window is the safety net for whatever the fast path does not place).
      */
     private void offerFastPath(JobQueued job, long receivedNanos) {
         if (job.jobId() != null) {
+            windows.recordArrival(job);
             windows.offerFastPath(job.jobId(), receivedNanos);
         }
     }

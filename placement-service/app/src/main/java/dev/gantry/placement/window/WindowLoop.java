@@ -12,6 +12,7 @@ import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.Violation;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
@@ -69,6 +70,8 @@ public class WindowLoop {
     private final Leadership leadership;
     private final WindowMetrics metrics;
     private final Planner planner;
+    /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
+    private final WorkloadMix arrivals = new WorkloadMix();
     private final SolverProfile profile;
     private final boolean fastPathEnabled;
     /** Windows and fast paths never overlap: each plans against the state the other may be changing. */
@@ -100,7 +103,7 @@ public class WindowLoop {
         this.vertx = vertx;
         this.leadership = leadership;
         this.metrics = metrics;
-        this.planner = Planners.byName(plannerName);
+        this.planner = Planners.byName(plannerName, arrivals);
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
@@ -179,7 +182,7 @@ public class WindowLoop {
                     inLine.add(w);
                 }
             }
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(), profile)))
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(arrivals), profile)))
                     .chain(decision -> {
                         Placement mine = decision.plan() == null ? null : decision.plan().placements().stream()
                                 .filter(p -> p.job().equals(jobId.toString())).findFirst().orElse(null);
@@ -204,6 +207,19 @@ public class WindowLoop {
                                 });
                     });
         }).eventually(this::donePlanning);
+    }
+
+    /**
+     * Counts a job that just arrived in the workload the planners keep room for, so that shapes
+     * which stop waiting (they ran, or were cancelled) are still kept in mind. In memory: a
+     * restarted replica uses each window's own workload until enough jobs have arrived again.
+     */
+    public void recordArrival(JobQueued job) {
+        try {
+            arrivals.record(ScenarioBuilder.pending(job.jobId(), job));
+        } catch (RuntimeException e) {
+            LOG.debugf("job %s not counted in the workload mix: %s", job.jobId(), e.getMessage()); // the window refuses it with reasons
+        }
     }
 
     /**

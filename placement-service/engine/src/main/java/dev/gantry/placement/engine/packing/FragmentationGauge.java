@@ -14,7 +14,8 @@ import java.util.Set;
 
 /**
  * How much of a node's free GPU capacity the workload could not use: for each pod shape of the
- * window's workload (the pods running and waiting), the free milli-GPUs that shape cannot take
+ * workload (the pods that arrived lately, from a {@link WorkloadMix}, or else the window's pods
+ * running and waiting), the free milli-GPUs that shape cannot take
  * on the node, weighted by how common the shape is. A shape that does not fit at all (CPU,
  * memory, GPU model, too few whole GPUs, no sharing) finds every free GPU useless; a whole-GPU
  * shape that fits cannot use partly taken GPUs; a sharing shape cannot use GPUs with less room
@@ -34,8 +35,15 @@ public final class FragmentationGauge {
         }
     }
 
-    private record Key(int gpus, Integer milli, long cpuMillis, long memoryMiB, Set<String> models) {
+    /** A pod shape without its weight: what the workload is counted by. */
+    record Key(int gpus, Integer milli, long cpuMillis, long memoryMiB, Set<String> models) {
+        static Key of(TaskGroup g, Set<String> models) {
+            return new Key(g.gpuMilli() == null ? g.gpusPerReplica() : 0, g.gpuMilli(), g.cpuMillis(), g.memoryMiB(), models);
+        }
     }
+
+    /** Below this many pods counted, a {@link WorkloadMix} says too little and the window's own workload is used. */
+    static final int MIN_MIX_PODS = 32;
 
     private final List<Shape> shapes;
 
@@ -45,31 +53,45 @@ public final class FragmentationGauge {
 
     /** The window's workload: every running task and every waiting pod; null when there is none. */
     public static FragmentationGauge of(Scenario scenario) {
-        Map<Key, Long> counts = new HashMap<>();
+        return of(scenario, null);
+    }
+
+    /**
+     * The workload of the pods that have arrived lately ({@code mix}), or, while the mix has
+     * counted fewer than {@link #MIN_MIX_PODS} pods (or is null), the window's own workload.
+     */
+    public static FragmentationGauge of(Scenario scenario, WorkloadMix mix) {
+        if (mix != null && mix.total() >= MIN_MIX_PODS) {
+            return of(mix.counts());
+        }
+        Map<Key, Double> counts = new HashMap<>();
         for (RunningJob job : scenario.running()) {
             for (RunningTask t : job.tasks()) {
                 // a running task's model constraint is not in the snapshot: it counts as "any model"
                 Integer milli = t.gpuMilli();
-                counts.merge(new Key(milli == null ? t.gpus().size() : 0, milli, t.cpuMillis(), t.memoryMiB(), Set.of()), 1L, Long::sum);
+                counts.merge(new Key(milli == null ? t.gpus().size() : 0, milli, t.cpuMillis(), t.memoryMiB(), Set.of()), 1.0, Double::sum);
             }
         }
         for (PendingJob job : scenario.pending()) {
             Set<String> models = Set.copyOf(job.gpuModels());
             for (TaskGroup g : job.taskGroups()) {
-                Key key = new Key(g.gpuMilli() == null ? g.gpusPerReplica() : 0, g.gpuMilli(), g.cpuMillis(), g.memoryMiB(), models);
-                counts.merge(key, (long) g.replicas(), Long::sum);
+                counts.merge(Key.of(g, models), (double) g.replicas(), Double::sum);
             }
         }
+        return of(counts);
+    }
+
+    private static FragmentationGauge of(Map<Key, Double> counts) {
         if (counts.isEmpty()) {
             return null;
         }
-        List<Map.Entry<Key, Long>> common = new ArrayList<>(counts.entrySet());
-        common.sort(Map.Entry.<Key, Long>comparingByValue().reversed()
+        List<Map.Entry<Key, Double>> common = new ArrayList<>(counts.entrySet());
+        common.sort(Map.Entry.<Key, Double>comparingByValue().reversed()
                 .thenComparing(e -> e.getKey().toString())); // deterministic among equal counts
-        List<Map.Entry<Key, Long>> kept = common.subList(0, Math.min(MAX_SHAPES, common.size()));
-        double total = kept.stream().mapToLong(Map.Entry::getValue).sum();
+        List<Map.Entry<Key, Double>> kept = common.subList(0, Math.min(MAX_SHAPES, common.size()));
+        double total = kept.stream().mapToDouble(Map.Entry::getValue).sum();
         List<Shape> shapes = new ArrayList<>();
-        for (Map.Entry<Key, Long> e : kept) {
+        for (Map.Entry<Key, Double> e : kept) {
             Key k = e.getKey();
             shapes.add(new Shape(k.gpus(), k.milli(), k.cpuMillis(), k.memoryMiB(), k.models(), e.getValue() / total));
         }

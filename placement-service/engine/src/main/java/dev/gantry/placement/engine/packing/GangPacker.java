@@ -64,7 +64,12 @@ public final class GangPacker {
 
     /** The packer for a window: nodes ranked by the fragmentation the window's workload would see. */
     public static GangPacker forWindow(Scenario sc) {
-        return new GangPacker(sc.nodes(), FragmentationGauge.of(sc));
+        return forWindow(sc, null);
+    }
+
+    /** As {@link #forWindow(Scenario)}, keeping room for the pods that arrived lately ({@code mix}, may be null). */
+    public static GangPacker forWindow(Scenario sc, WorkloadMix mix) {
+        return new GangPacker(sc.nodes(), FragmentationGauge.of(sc, mix));
     }
 
     /** The gauge ranking this packer's nodes, or null for plain best fit. */
@@ -105,7 +110,23 @@ public final class GangPacker {
         if (gauge == null) {
             return left;
         }
-        return Math.round(gauge.delta(st, node, r, gpus) * 1000) * LEFTOVER_SPAN + left;
+        return Math.round(gauge.delta(st, node, r, gpus) * 1000) * LEFTOVER_SPAN + leftover(st, node, r, left);
+    }
+
+    /** The largest node a leftover is measured against: 128 cores, 8 GPUs. */
+    private static final double FULL_NODE_CPU_MILLIS = 128_000;
+    private static final double FULL_NODE_GPU_MILLI = 8_000;
+
+    /**
+     * CPU and GPUs left on the node after the pod, half each, as shares of a large node, in
+     * millionths (below {@link #LEFTOVER_SPAN}): among nodes the workload sees as equal, the
+     * fullest in both goes first, since a node short of CPU strands its GPUs as surely as a
+     * node short of GPUs.
+     */
+    private static long leftover(ClusterState st, int node, Replica r, long gpuLeft) {
+        double cpuLeft = Math.max(0, st.cpuFree(node) - r.cpuMillis());
+        double share = 0.5 * Math.min(1, cpuLeft / FULL_NODE_CPU_MILLIS) + 0.5 * Math.min(1, gpuLeft / FULL_NODE_GPU_MILLI);
+        return Math.round(share * 1_000_000);
     }
 
     private static Signature signature(PendingJob job) {
@@ -398,7 +419,8 @@ public final class GangPacker {
         int[] bestGpus = null;
         long bestRank = Long.MAX_VALUE;
         for (int n : domain) {
-            long freeMilli = r.gpuMilli() == 0 ? 0 : st.freeMilli(n);
+            // plain best fit puts a pod without GPUs on the first node with room; the gauge weighs every node
+            long freeMilli = r.gpuMilli() == 0 && gauge == null ? 0 : st.freeMilli(n);
             if (freeMilli < r.gpuMilli()) {
                 continue;
             }

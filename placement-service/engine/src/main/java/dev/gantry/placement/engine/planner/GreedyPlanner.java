@@ -3,6 +3,7 @@ package dev.gantry.placement.engine.planner;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.packing.GreedyPass;
 
 /**
@@ -11,10 +12,17 @@ import dev.gantry.placement.engine.packing.GreedyPass;
  */
 public final class GreedyPlanner implements Planner {
     private final boolean fragmentationAware;
+    private final WorkloadMix mix;
 
     /** The baseline: best fit by GPUs left over. */
     public GreedyPlanner() {
         this(false);
+    }
+
+    /** Packs by expected fragmentation, keeping room for the pods that arrived lately ({@code mix}, may be null). */
+    public GreedyPlanner(WorkloadMix mix) {
+        this.fragmentationAware = true;
+        this.mix = mix;
     }
 
     /**
@@ -23,6 +31,7 @@ public final class GreedyPlanner implements Planner {
      */
     public GreedyPlanner(boolean fragmentationAware) {
         this.fragmentationAware = fragmentationAware;
+        this.mix = null;
     }
 
     @Override
@@ -32,7 +41,7 @@ public final class GreedyPlanner implements Planner {
 
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
-        GangPacker packer = fragmentationAware ? GangPacker.forWindow(scenario) : new GangPacker(scenario.nodes());
+        GangPacker packer = fragmentationAware ? GangPacker.forWindow(scenario, mix) : new GangPacker(scenario.nodes());
         return GreedyPass.run(scenario, true, packer).plan().withMetadata(java.util.Map.of("planner", name()));
     }
 }

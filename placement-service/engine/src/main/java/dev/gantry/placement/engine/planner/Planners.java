@@ -1,5 +1,6 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import java.util.List;
 import java.util.Locale;
 
@@ -16,10 +17,23 @@ public final class Planners {
         return new GreedyPlanner(true);
     }
 
+    /** The fast path keeping room for the pods that arrived lately ({@code mix}, may be null). */
+    public static Planner fastPath(WorkloadMix mix) {
+        return new GreedyPlanner(mix);
+    }
+
     /** @throws IllegalArgumentException for an unknown name, naming the valid ones */
     public static Planner byName(String name) {
+        return byName(name, null);
+    }
+
+    /**
+     * As {@link #byName(String)}; {@code mix} (may be null) is the arrivals the timefold
+     * planner's fragmentation gauge keeps room for (the baselines ignore it).
+     */
+    public static Planner byName(String name, WorkloadMix mix) {
         return switch (name == null ? DEFAULT : name.toLowerCase(Locale.ROOT)) {
-            case "timefold" -> new TimefoldPlanner();
+            case "timefold" -> new TimefoldPlanner(mix);
             case "greedy" -> new GreedyPlanner();
             case "fifo" -> new FifoPlanner();
             default -> throw new IllegalArgumentException("unknown planner " + name + " (one of timefold, greedy, fifo)");

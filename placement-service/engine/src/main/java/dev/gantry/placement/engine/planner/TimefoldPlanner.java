@@ -1,6 +1,7 @@
 package dev.gantry.placement.engine.planner;
 
 import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.packing.GreedyPass;
 
 import ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides;
@@ -30,6 +31,18 @@ import org.slf4j.LoggerFactory;
  * {@code metadata.fallback} says why.
  */
 public final class TimefoldPlanner implements Planner {
+    /** The arrivals the fragmentation gauge keeps room for; null: the window's own workload. */
+    private final WorkloadMix mix;
+
+    public TimefoldPlanner() {
+        this(null);
+    }
+
+    /** @param mix the pods that arrived lately, recorded by the caller (may be null) */
+    public TimefoldPlanner(WorkloadMix mix) {
+        this.mix = mix;
+    }
+
     /** Set {@code -Dgantry.fullAssert=true} to run the solver in FULL_ASSERT (slow: catches score corruption). */
     public static final String FULL_ASSERT_PROPERTY = "gantry.fullAssert";
     private static final Logger LOG = LoggerFactory.getLogger(TimefoldPlanner.class);
@@ -54,7 +67,7 @@ public final class TimefoldPlanner implements Planner {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());
         // the seed and the options pack by expected fragmentation, as the fast path does
-        GangPacker packer = GangPacker.forWindow(sc);
+        GangPacker packer = GangPacker.forWindow(sc, mix);
         GreedyPass.Result greedy = GreedyPass.run(sc, false, packer);
         Map<String, String> meta = new LinkedHashMap<>();
         meta.put("planner", name());
