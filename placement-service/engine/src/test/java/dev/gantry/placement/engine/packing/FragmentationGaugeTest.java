@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.gantry.placement.engine.TestScenarios;
 import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Scenario;
@@ -102,6 +103,22 @@ class FragmentationGaugeTest {
         Plan timefold = Planners.byName("timefold").plan(sc, profile);
         assertThat(timefold.placements()).hasSize(3);
         assertThat(nodeOf(timefold, "small")).isEqualTo("v100-0");
+    }
+
+    @Test
+    void amongNodesTheWorkloadSeesAsEqualTheOneLeftShortestOfCpuGoesFirst() {
+        // two idle 8-GPU nodes, one with 64 cores, one with 128; the workload is 1-GPU pods of 4 cores,
+        // which fit either way: the gauge sees no difference, GPUs left over neither
+        Node roomy = new Node("roomy", "A100", 8, null, null, 128_000, 1_000_000, null, null, null, null, true, true);
+        Node lean = new Node("lean", "A100", 8, null, null, 64_000, 1_000_000, null, null, null, null, true, true);
+        PendingJob p = sc.pending().getFirst();
+        PendingJob pod = new PendingJob("pod", p.queue(), p.priority(), p.submittedAtSeconds(), List.of(new TaskGroup("w", 1, 1, 4000, 0, null)),
+                1, List.of(), p.gpuTopology(), p.network(), false, p.nodeSelector(), p.tolerations(), false, false, null);
+        Scenario twoNodes = new Scenario(sc.format(), "cpu-tie", 0, List.of(roomy, lean), sc.queues(), List.of(), List.of(pod));
+        Plan plan = Planners.fastPath().plan(twoNodes, SolverProfile.byName("fast"));
+        assertThat(nodeOf(plan, "pod")).as("the 128-core node stays the one with room for CPU-hungry pods").isEqualTo("lean");
+        Plan gpusOnly = new GreedyPlanner().plan(twoNodes, SolverProfile.byName("fast"));
+        assertThat(nodeOf(gpusOnly, "pod")).as("plain best fit sees two equal nodes and takes the first").isEqualTo("roomy");
     }
 
     @Test
