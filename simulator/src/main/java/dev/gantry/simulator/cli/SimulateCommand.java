@@ -134,7 +134,9 @@ public final class SimulateCommand {
             run.put("seeds", seeds.toString());
             run.put("batch", batch + " pods per window (batched mode)");
             run.put("migrate", a.flag("--migrate"));
-            FgdReplay replay = new FgdReplay(cluster, pods, profile, !a.flag("--no-validate"), a.flag("--migrate"));
+            FgdReplay replay = new FgdReplay(cluster, pods, profile, !a.flag("--no-validate"), a.flag("--migrate"),
+                    !a.flag("--no-fast-path"));
+            run.put("timefoldFastPath", !a.flag("--no-fast-path"));
             List<FgdReplay.Curve> curves = new ArrayList<>();
             int i = 0;
             for (String mode : modes) {

@@ -46,6 +46,7 @@ public final class FgdReplay {
     private final SolverProfile profile;
     private final boolean validate;
     private final boolean migrate;
+    private final boolean fastPath;
 
     /** Allocation % at each arrived % 0..130, and how the run went. */
     public record Curve(String policy, String mode, long seed, double[] allocation, int arrivedPods, int failedPods, int windows,
@@ -56,6 +57,17 @@ public final class FgdReplay {
     }
 
     public FgdReplay(ClusterFile cluster, List<OpenbTrace.Pod> pods, SolverProfile profile, boolean validate, boolean migrate) {
+        this(cluster, pods, profile, validate, migrate, false);
+    }
+
+    /**
+     * @param fastPath timefold skips the solver in windows where its fragmentation-aware seed
+     *     places every arrival, as the service's fast path does for a job that fits (see
+     *     {@link dev.gantry.simulator.policy.FastPathPlanner})
+     */
+    public FgdReplay(ClusterFile cluster, List<OpenbTrace.Pod> pods, SolverProfile profile, boolean validate, boolean migrate,
+            boolean fastPath) {
+        this.fastPath = fastPath;
         this.cluster = cluster;
         this.pods = pods;
         this.profile = profile;
@@ -87,7 +99,7 @@ public final class FgdReplay {
         long wallStart = System.nanoTime();
         WorkloadMix arrivals = new WorkloadMix();
         // nothing departs: no end is known
-        Planner planner = Policies.create(policy, name -> Long.MAX_VALUE, false, arrivals);
+        Planner planner = Policies.create(policy, name -> Long.MAX_VALUE, fastPath, arrivals);
         List<OpenbTrace.Pod> seq = arrivals(seed);
         long capacity = cluster.gpuMilli();
         Map<String, RunningJob> running = new LinkedHashMap<>();
