@@ -25,6 +25,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -58,9 +60,14 @@ public class KubernetesActuator implements ClusterActuator {
     public static final String ANNOTATION_GPU_MILLI = "gantry.dev/gpu-milli";
     public static final String GPU_RESOURCE = "nvidia.com/gpu";
 
+    /** How long gantry remembers the pods it deleted itself, so their disappearance is not taken for someone else's doing. */
+    static final Duration DELETION_MEMORY = Duration.ofMinutes(10);
+
     private final KubernetesClient client;
     private final int attempts;
     private final Duration backoff;
+    /** namespace/pod -> when gantry asked for its deletion (per replica, in memory only). */
+    private final Map<String, Instant> deletedByGantry = new ConcurrentHashMap<>();
 
     public KubernetesActuator(KubernetesClient client,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.attempts", defaultValue = "4") int attempts,
@@ -95,20 +102,29 @@ public class KubernetesActuator implements ClusterActuator {
                     Pod existing = retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
                     if (existing == null) {
                         Pod wanted = newPod(gang, task, podName);
-                        pod = retry("create pod " + podName, () -> client.pods().inNamespace(ns).resource(wanted).create());
-                        created.add(podName);
+                        try {
+                            pod = retry("create pod " + podName, () -> client.pods().inNamespace(ns).resource(wanted).create());
+                            created.add(podName);
+                        } catch (KubernetesClientException e) {
+                            // 409: made meanwhile (a retried create that had reached the server, or a relaunch racing the first): use it
+                            pod = e.getCode() == 409 ? retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get()) : null;
+                            if (pod == null) {
+                                throw e;
+                            }
+                            created.add(podName); // perhaps our own retried create: it goes on a rollback like one we made
+                        }
                     } else {
-                        pod = existing; // an earlier try of this same attempt got this far (restart)
+                        pod = existing; // an earlier launch of this same attempt got this far (restart, or another replica)
                     }
                 }
                 String boundTo = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
                 if (boundTo == null) {
-                    Binding binding = binding(ns, podName, task);
-                    retry("bind pod " + podName, () -> client.bindings().inNamespace(ns).resource(binding).create());
-                    if (gang.ref().userPods()) {
-                        boundUserPods.add(podName);
+                    if (bind(ns, podName, task)) {
+                        if (gang.ref().userPods()) {
+                            boundUserPods.add(podName);
+                        }
+                        scheduledEvent(ns, pod, podName, task.node());
                     }
-                    scheduledEvent(ns, pod, podName, task.node());
                 } else if (!boundTo.equals(task.node())) {
                     throw new ClusterActionException("pod " + podName + " is already on " + boundTo + ", not " + task.node(), false, null);
                 }
@@ -119,6 +135,7 @@ public class KubernetesActuator implements ClusterActuator {
             undo.addAll(boundUserPods); // a bound pod cannot be unbound: it goes, and its owner makes a new one
             for (String name : undo) {
                 try {
+                    remember(ns, name);
                     retry("delete pod " + name, () -> client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete());
                 } catch (RuntimeException cleanup) {
                     LOG.warnf("rolling back gang %s: pod %s not deleted: %s", gang.ref().label(), name, cleanup.toString());
@@ -128,6 +145,29 @@ public class KubernetesActuator implements ClusterActuator {
                 throw c;
             }
             throw new ClusterActionException(e.getMessage(), false, e);
+        }
+    }
+
+    /**
+     * Binds the pod to its node; false when a binding was there already (409: an earlier launch of
+     * this attempt bound it; the API server may not show the pod's node yet).
+     */
+    private boolean bind(String ns, String podName, TaskBinding task) {
+        Binding binding = binding(ns, podName, task);
+        try {
+            retry("bind pod " + podName, () -> client.bindings().inNamespace(ns).resource(binding).create());
+            return true;
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            Pod now = retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
+            String node = now == null || now.getSpec() == null ? null : now.getSpec().getNodeName();
+            if (now == null || node != null && !node.equals(task.node())) {
+                throw new ClusterActionException("pod " + podName + " is " + (now == null ? "gone" : "already on " + node + ", not " + task.node()),
+                        false, e);
+            }
+            return false;
         }
     }
 
@@ -141,6 +181,7 @@ public class KubernetesActuator implements ClusterActuator {
             }
             Eviction eviction = new EvictionBuilder().withNewMetadata().withName(name).withNamespace(gang.namespace()).endMetadata()
                     .withDeleteOptions(new DeleteOptionsBuilder().withGracePeriodSeconds(seconds).build()).build();
+            remember(gang.namespace(), name);
             boolean evicted;
             try {
                 evicted = retry("evict pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).evict(eviction));
@@ -165,8 +206,22 @@ public class KubernetesActuator implements ClusterActuator {
         }
         for (Pod pod : pods(gang)) {
             String name = pod.getMetadata().getName();
+            remember(gang.namespace(), name);
             retry("delete pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).delete());
         }
+    }
+
+    /** Remembers a pod gantry is about to delete (before the call: the informer may report it gone before the call returns). */
+    private void remember(String namespace, String pod) {
+        Instant now = Instant.now();
+        deletedByGantry.values().removeIf(at -> at.plus(DELETION_MEMORY).isBefore(now));
+        deletedByGantry.put(namespace + "/" + pod, now);
+    }
+
+    /** Whether gantry itself deleted (or evicted) this pod in the last {@link #DELETION_MEMORY}. */
+    public boolean deletedByGantry(String namespace, String pod) {
+        Instant at = deletedByGantry.get(namespace + "/" + pod);
+        return at != null && at.plus(DELETION_MEMORY).isAfter(Instant.now());
     }
 
     private List<Pod> pods(GangRef gang) {
@@ -181,9 +236,14 @@ public class KubernetesActuator implements ClusterActuator {
 
     /** {@code <job name>-<id prefix>-<task>-<attempt>}, DNS-safe and at most 63 characters. */
     static String podName(Gang gang, String task) {
-        String id = gang.ref().jobId().toString().substring(0, 8);
-        String suffix = "-" + id + "-" + dns(task) + "-" + gang.attempt();
-        String name = dns(gang.spec().name() == null ? "job" : gang.spec().name());
+        return podName(gang.ref().jobId(), gang.spec().name(), task, gang.attempt());
+    }
+
+    /** The name of the pod gantry creates for a task of an API job's placement attempt. */
+    public static String podName(UUID jobId, String jobName, String task, int attempt) {
+        String id = jobId.toString().substring(0, 8);
+        String suffix = "-" + id + "-" + dns(task) + "-" + attempt;
+        String name = dns(jobName == null ? "job" : jobName);
         int room = Math.max(1, 63 - suffix.length());
         name = name.length() > room ? name.substring(0, room) : name;
         return (name + suffix).replaceAll("-+", "-").replaceAll("^-|-$", "");

@@ -9,6 +9,7 @@ import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.ClusterGang;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
+import dev.gantry.placement.window.Binder;
 import dev.gantry.placement.window.StandaloneExecutor;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -32,6 +33,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -47,8 +49,14 @@ import org.jboss.logging.Logger;
  * <li>users' pods ({@code schedulerName: gantry}, {@code gantry.dev/job}, {@code gantry.dev/min-available})
  * become a pending job once at least min-available of them wait, and the binder binds them like
  * its own; while pending, the gang follows its pods (a pod replaced by its owner is picked up, a
- * gang that shrinks below min-available leaves the pending set).</li>
+ * gang that shrinks below min-available leaves the pending set);</li>
+ * <li>a pod of a launched job that is gone, and that gantry did not delete itself (the actuator
+ * remembers its own deletions for a while), was deleted by someone else: the job loses its
+ * placement ({@link Binder#podLost}).</li>
  * </ul>
+ * On start, on gaining leadership, every resync interval and on {@link #sweepSoon()}, the leader
+ * also sweeps: placements recorded but never launched are launched again ({@link Binder#relaunch()}),
+ * and every running gang is looked at (pods deleted while no replica watched are noticed then).
  */
 @ApplicationScoped
 public class PodWatcher {
@@ -61,16 +69,32 @@ public class PodWatcher {
     private final StandaloneExecutor executor;
     private final String namespace;
     private final Duration resync;
+    /**
+     * A pod missing this long after its gang was launched is gone (before that the informer may not
+     * have seen it made yet); a pod the informer saw deleted counts at once.
+     */
+    static final Duration SETTLE = Duration.ofSeconds(5);
+
     private final Set<String> dirty = ConcurrentHashMap.newKeySet();
+    /** Pods the informer saw deleted: pod name -> when. */
+    private final Map<String, Instant> seenDeleted = new ConcurrentHashMap<>();
+    private final Instance<KubernetesActuator> actuator;
+    private final Binder binder;
     private volatile SharedIndexInformer<Pod> informer;
+    private volatile boolean sweepRequested;
+    private boolean wasLeading;
+    private Instant lastSweep = Instant.MIN;
 
     public PodWatcher(BinderMode mode, Instance<KubernetesClient> client, Leadership leadership, StandaloneExecutor executor,
+            Instance<KubernetesActuator> actuator, Binder binder,
             @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace,
             @ConfigProperty(name = "gantry.placement.kubernetes.resync", defaultValue = "30s") Duration resync) {
         this.kubernetes = mode.kubernetes();
         this.client = client;
         this.leadership = leadership;
         this.executor = executor;
+        this.actuator = actuator;
+        this.binder = binder;
         this.namespace = namespace;
         this.resync = resync;
     }
@@ -93,6 +117,9 @@ public class PodWatcher {
 
                     @Override
                     public void onDelete(Pod pod, boolean unknownFinalState) {
+                        Instant now = Instant.now();
+                        seenDeleted.values().removeIf(at -> at.plus(KubernetesActuator.DELETION_MEMORY).isBefore(now));
+                        seenDeleted.put(pod.getMetadata().getName(), now);
                         mark(pod);
                     }
                 }, resync.toMillis());
@@ -115,7 +142,48 @@ public class PodWatcher {
     @Scheduled(every = "${gantry.placement.kubernetes.reconcile-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> reconcile() {
-        if (informer == null || !leadership.leading() || dirty.isEmpty()) {
+        if (informer == null || !informer.hasSynced()) {
+            return Uni.createFrom().voidItem(); // a pod missing from a store still filling is not gone
+        }
+        boolean leading = leadership.leading();
+        boolean gained = leading && !wasLeading;
+        wasLeading = leading;
+        if (!leading) {
+            return Uni.createFrom().voidItem();
+        }
+        Instant now = Instant.now();
+        boolean sweep = gained || sweepRequested || !lastSweep.plus(resync).isAfter(now);
+        return (sweep ? sweep(now) : Uni.createFrom().voidItem()).chain(this::reconcileMarked);
+    }
+
+    /** For tests: the next reconcile sweeps (relaunches, looks at every running gang) without waiting for the resync. */
+    void sweepSoon() {
+        sweepRequested = true;
+    }
+
+    /** Relaunches placements recorded but not launched, then marks every gang (pods gone while nobody watched are found). */
+    private Uni<Void> sweep(Instant now) {
+        sweepRequested = false;
+        lastSweep = now;
+        return binder.relaunch()
+                .invoke(n -> {
+                    if (n > 0) {
+                        LOG.infof("relaunched %d placements recorded before a restart", n);
+                    }
+                })
+                .chain(() -> Panache.withSession(() -> ClusterGang.<ClusterGang>list("launchedAt is not null and jobId in "
+                        + "(select r.jobId from RunningJobRecord r)")))
+                .invoke(gangs -> gangs.forEach(g -> dirty.add(g.gangLabel)))
+                .invoke(this::markAll)
+                .replaceWithVoid()
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("sweep failed (retried next resync): %s", e.toString());
+                    return Uni.createFrom().voidItem();
+                });
+    }
+
+    private Uni<Void> reconcileMarked() {
+        if (dirty.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
         List<String> labels = new ArrayList<>(dirty);
@@ -138,31 +206,61 @@ public class PodWatcher {
                 : PendingJob.<PendingJob>findById(jobId).chain(pending -> userGang(jobId, label, pods, pending)));
     }
 
-    /** A running job's end, as its pods report it. */
+    /** A running job's pods: one gone, or their phases, end it. */
     private Uni<Void> phases(RunningJobRecord running, List<Pod> all) {
         if (running.evictingUntil != null) {
             return Uni.createFrom().voidItem(); // a victim: the binder ends it when its grace is over
         }
         UUID jobId = running.jobId;
-        return ClusterGang.<ClusterGang>findById(jobId).chain(gang -> {
-            List<Pod> pods = all.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                    .filter(p -> gang == null || gang.userPods
-                            || String.valueOf(gang.attempt).equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_ATTEMPT)))
-                    .toList();
-            Pod failed = pods.stream().filter(p -> "Failed".equals(phase(p))).findFirst().orElse(null);
-            if (failed != null) {
-                String why = failed.getStatus().getReason() != null ? failed.getStatus().getReason() : "Failed";
-                return executor.release(jobId, Subjects.PLACEMENTS_FAILED, "pod " + failed.getMetadata().getName() + " failed: " + why)
-                        .replaceWithVoid();
-            }
-            long succeeded = pods.stream().filter(p -> "Succeeded".equals(phase(p))).count();
-            if (succeeded == 0 || succeeded < pods.size()) {
-                return Uni.createFrom().voidItem();
-            }
-            return Allocation.count("jobId", jobId).chain(tasks -> succeeded >= tasks
-                    ? executor.release(jobId, "completed").replaceWithVoid()
-                    : Uni.createFrom().voidItem());
-        });
+        return ClusterGang.<ClusterGang>findById(jobId).chain(gang -> lostPod(running, gang, all).chain(lost -> lost != null
+                ? binder.podLost(jobId, "pod " + lost + " was deleted outside Gantry").replaceWithVoid()
+                : ended(running, gang, all)));
+    }
+
+    /** A pod of the launched attempt that is gone and that gantry did not delete, or null. */
+    private Uni<String> lostPod(RunningJobRecord running, ClusterGang gang, List<Pod> all) {
+        if (gang == null || gang.launchedAt == null) {
+            return Uni.createFrom().nullItem(); // not launched yet: its pods may still be on their way
+        }
+        boolean settled = gang.launchedAt.plus(SETTLE).isBefore(Instant.now());
+        Set<String> present = all.stream().map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
+        Uni<List<String>> expected;
+        if (gang.userPods) {
+            @SuppressWarnings("unchecked")
+            Map<String, String> byTask = EventCodec.fromJson(gang.pods, LinkedHashMap.class);
+            expected = Uni.createFrom().item(List.copyOf(byTask.values()));
+        } else {
+            String name = EventCodec.fromJson(running.spec, JobQueued.class).name();
+            expected = Allocation.<Allocation>list("jobId", running.jobId).map(rows -> rows.stream()
+                    .map(a -> KubernetesActuator.podName(running.jobId, name, a.task, gang.attempt)).toList());
+        }
+        return expected.map(names -> names.stream()
+                .filter(n -> !present.contains(n))
+                .filter(n -> settled || seenDeleted.containsKey(n))
+                .filter(n -> !actuator.get().deletedByGantry(gang.namespace, n))
+                .findFirst().orElse(null));
+    }
+
+    /** A running job's end, as its pods' phases report it. */
+    private Uni<Void> ended(RunningJobRecord running, ClusterGang gang, List<Pod> all) {
+        UUID jobId = running.jobId;
+        List<Pod> pods = all.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                .filter(p -> gang == null || gang.userPods
+                        || String.valueOf(gang.attempt).equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_ATTEMPT)))
+                .toList();
+        Pod failed = pods.stream().filter(p -> "Failed".equals(phase(p))).findFirst().orElse(null);
+        if (failed != null) {
+            String why = failed.getStatus().getReason() != null ? failed.getStatus().getReason() : "Failed";
+            return executor.release(jobId, Subjects.PLACEMENTS_FAILED, "pod " + failed.getMetadata().getName() + " failed: " + why)
+                    .replaceWithVoid();
+        }
+        long succeeded = pods.stream().filter(p -> "Succeeded".equals(phase(p))).count();
+        if (succeeded == 0 || succeeded < pods.size()) {
+            return Uni.createFrom().voidItem();
+        }
+        return Allocation.count("jobId", jobId).chain(tasks -> succeeded >= tasks
+                ? executor.release(jobId, "completed").replaceWithVoid()
+                : Uni.createFrom().voidItem());
     }
 
     /** Users' waiting pods become, follow, or leave a pending job. */

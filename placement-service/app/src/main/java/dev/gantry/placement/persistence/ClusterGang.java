@@ -41,4 +41,11 @@ public class ClusterGang extends PanacheEntityBase {
 
     @Column(name = "created_at", nullable = false)
     public Instant createdAt;
+
+    /**
+     * When every pod of this attempt was created (or found) and bound; null while the placement is
+     * recorded but not yet on the cluster (a restart in between leaves it null: it is launched again).
+     */
+    @Column(name = "launched_at")
+    public Instant launchedAt;
 }

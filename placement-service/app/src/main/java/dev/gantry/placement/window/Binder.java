@@ -27,12 +27,14 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -69,6 +71,8 @@ public class Binder {
     private final Duration gracePeriod;
     private final Duration protection;
     private final String namespace;
+    /** Jobs whose pods this replica is launching right now, so a relaunch never races the binder's own launch. */
+    private final Set<UUID> launching = ConcurrentHashMap.newKeySet();
 
     public Binder(Outbox outbox, StandaloneExecutor executor, ClusterActuator cluster, Leadership leadership, Vertx vertx,
             @ConfigProperty(name = "gantry.placement.preemption.grace-period", defaultValue = "30s") Duration gracePeriod,
@@ -237,6 +241,7 @@ public class Binder {
 
     Uni<Boolean> bind(Placement placement, Map<String, String> gpuModelByNode) {
         UUID jobId = UUID.fromString(placement.job());
+        boolean mine = launching.add(jobId); // from before the placement is recorded until its pods are launched
         Set<String> nodes = new HashSet<>();
         placement.tasks().forEach(t -> nodes.add(t.node()));
         return Panache.withTransaction(() -> PendingJob.<PendingJob>findById(jobId).chain(pending -> {
@@ -256,10 +261,18 @@ public class Binder {
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
                     return false;
+                })
+                .eventually(() -> {
+                    if (mine) {
+                        launching.remove(jobId);
+                    }
                 });
     }
 
-    /** Pods of a recorded placement onto the cluster; on failure the placement is undone. */
+    /**
+     * Pods of a recorded placement onto the cluster, then {@code cluster_gang.launched_at}; on
+     * failure the placement is undone.
+     */
     private Uni<Boolean> launch(ClusterActuator.Gang gang) {
         UUID jobId = gang.ref().jobId();
         return act(() -> cluster.launch(gang)).replaceWith(true).onFailure().recoverWithUni(e -> {
@@ -269,7 +282,96 @@ public class Binder {
             return Panache.withTransaction(() -> permanent
                     ? executor.release(jobId, Subjects.PLACEMENTS_FAILED, reason)
                     : requeue(jobId, Subjects.PLACEMENTS_FAILED, reason)).replaceWith(false);
-        });
+        }).call(launched -> launched ? markLaunched(gang) : Uni.createFrom().voidItem());
+    }
+
+    /** All pods of the attempt are bound. Not recorded (a database error): the next relaunch finds them and records it. */
+    private Uni<Void> markLaunched(ClusterActuator.Gang gang) {
+        UUID jobId = gang.ref().jobId();
+        return Panache.withTransaction(() -> ClusterGang.update("launchedAt = ?1 where jobId = ?2 and attempt = ?3",
+                        Instant.now(), jobId, gang.attempt()))
+                .replaceWithVoid()
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("job %s launched, but not recorded as launched (relaunched idempotently later): %s", jobId, e.toString());
+                    return Uni.createFrom().voidItem();
+                });
+    }
+
+    /**
+     * Placements recorded but never launched (the service stopped between recording a placement and
+     * creating its pods, or marking them launched): launched again from the allocation rows, so on
+     * the same nodes and GPUs. Pods already made for the attempt are reused (the launch is
+     * idempotent); a launch that fails is undone as in {@link #bind}. A victim in its grace period
+     * is left to {@link #finishEvictions}. The item is the number of jobs launched.
+     */
+    public Uni<Integer> relaunch() {
+        if (!cluster.acts() || !leadership.leading()) {
+            return Uni.createFrom().item(0);
+        }
+        return Panache.withSession(() -> ClusterGang.<ClusterGang>list("launchedAt is null and jobId in "
+                        + "(select r.jobId from RunningJobRecord r where r.evictingUntil is null) order by createdAt"))
+                .map(rows -> rows.stream().map(r -> r.jobId).toList())
+                .onItem().transformToMulti(ids -> Multi.createFrom().iterable(ids))
+                .onItem().transformToUniAndConcatenate(this::relaunch)
+                .collect().asList()
+                .map(done -> (int) done.stream().filter(Boolean::booleanValue).count());
+    }
+
+    private Uni<Boolean> relaunch(UUID jobId) {
+        if (!launching.add(jobId)) {
+            return Uni.createFrom().item(false); // the binder is launching it right now
+        }
+        // read again once claimed: a launch that just finished has recorded launched_at by now
+        return Panache.withSession(() -> unlaunched(jobId))
+                .chain(gang -> {
+                    if (gang == null) {
+                        return Uni.createFrom().item(false);
+                    }
+                    LOG.infof("job %s: placement recorded but its pods never launched (restart?): launching attempt %d again",
+                            jobId, gang.attempt());
+                    return launch(gang);
+                })
+                .onFailure().recoverWithItem(e -> {
+                    LOG.warnf("relaunching %s failed (next sweep retries): %s", jobId, e.toString());
+                    return false;
+                })
+                .eventually(() -> launching.remove(jobId));
+    }
+
+    /** The recorded placement of a running job whose pods were not launched, or null. */
+    private Uni<ClusterActuator.Gang> unlaunched(UUID jobId) {
+        return ClusterGang.<ClusterGang>findById(jobId).chain(row -> row == null || row.launchedAt != null ? Uni.createFrom().nullItem()
+                : RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> job == null || job.evictingUntil != null
+                        ? Uni.createFrom().nullItem()
+                        : Allocation.<Allocation>list("jobId = ?1 order by id", jobId).map(rows -> {
+                            if (rows.isEmpty()) {
+                                return null;
+                            }
+                            List<ClusterActuator.TaskBinding> tasks = rows.stream().map(a -> new ClusterActuator.TaskBinding(a.task, a.node,
+                                    Arrays.stream(a.gpuIndices).boxed().toList(), a.gpuMilli)).toList();
+                            @SuppressWarnings("unchecked")
+                            Map<String, String> pods = row.userPods ? EventCodec.fromJson(row.pods, LinkedHashMap.class) : Map.of();
+                            return new ClusterActuator.Gang(new ClusterActuator.GangRef(jobId, row.namespace, row.gangLabel, row.userPods),
+                                    EventCodec.fromJson(job.spec, JobQueued.class), tasks, pods, row.attempt);
+                        })));
+    }
+
+    /**
+     * A pod of a launched job is gone and gantry did not delete it (someone ran {@code kubectl
+     * delete pod}, or a node drain): the job cannot finish as placed. A job gantry made pods for
+     * loses the rest of them and returns to the pending set with its submission time; a user's gang
+     * (its operator's pods) only gives up its allocation, its pods are left alone. Either way
+     * {@code placements.failed} with the reason. Inside a transaction; false when the job is not
+     * running (a second notice of the same deletion changes nothing).
+     */
+    public Uni<Boolean> podLost(UUID jobId, String reason) {
+        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> job == null ? Uni.createFrom().item(false)
+                : gangRef(jobId).chain(gang -> {
+                    if (gang == null || gang.userPods()) {
+                        return executor.release(jobId, Subjects.PLACEMENTS_FAILED, reason);
+                    }
+                    return act(() -> cluster.stop(gang)).chain(() -> requeue(job, Subjects.PLACEMENTS_FAILED, reason));
+                }));
     }
 
     private Uni<Bound> write(PendingJob pending, Placement placement, Map<String, String> gpuModelByNode) {
@@ -331,6 +433,7 @@ public class Binder {
     private Uni<ClusterActuator.Gang> gangOf(UUID jobId, JobQueued spec, List<ClusterActuator.TaskBinding> tasks) {
         return ClusterGang.<ClusterGang>findById(jobId).chain(row -> {
             if (row != null && row.userPods) {
+                row.launchedAt = null; // this placement is not on the cluster yet
                 @SuppressWarnings("unchecked")
                 Map<String, String> pods = EventCodec.fromJson(row.pods, LinkedHashMap.class);
                 return Uni.createFrom().item(new ClusterActuator.Gang(
@@ -343,6 +446,7 @@ public class Binder {
             gang.userPods = false;
             gang.attempt = row == null ? 1 : row.attempt + 1;
             gang.createdAt = Instant.now();
+            gang.launchedAt = null;
             return gang.persist().map(x -> new ClusterActuator.Gang(
                     new ClusterActuator.GangRef(jobId, namespace, gang.gangLabel, false), spec, tasks, Map.of(), gang.attempt));
         });

@@ -3,6 +3,7 @@ package dev.gantry.placement.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
@@ -76,6 +77,12 @@ class KubernetesBinderTest {
     @Inject
     LeaderElection election;
 
+    @Inject
+    PodWatcher watcher;
+
+    @Inject
+    KubernetesActuator actuator;
+
     private KubernetesClient driver;
     private final List<UUID> started = new ArrayList<>();
 
@@ -121,10 +128,22 @@ class KubernetesBinderTest {
     private EventEnvelope<JobQueued> apiJob(UUID jobId, List<JobQueued.TaskGroup> groups, int priority, Instant submittedAt,
             boolean checkpointable) {
         started.add(jobId);
-        JobQueued job = new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", priority, submittedAt, null,
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), spec(jobId, groups, priority, submittedAt, checkpointable));
+    }
+
+    private static JobQueued spec(UUID jobId, List<JobQueued.TaskGroup> groups, int priority, Instant submittedAt, boolean checkpointable) {
+        return new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", priority, submittedAt, null,
                 groups, List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())),
                 true, checkpointable, 600L);
-        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    private boolean launched(UUID jobId) {
+        return db.queryLong("select count(*) from cluster_gang where job_id = ?::uuid and launched_at is not null", jobId.toString()) == 1;
+    }
+
+    private List<Pod> podsOf(String label, int attempt) {
+        return podsOf(label).stream()
+                .filter(p -> String.valueOf(attempt).equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_ATTEMPT))).toList();
     }
 
     private List<Pod> podsOf(String label) {
@@ -133,6 +152,11 @@ class KubernetesBinderTest {
 
     private long outbox(String subject, UUID jobId) {
         return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", subject, jobId.toString());
+    }
+
+    private long bindingPosts() throws InterruptedException {
+        return requests().stream()
+                .filter(r -> r.getMethod().equals("POST") && r.getPath().equals("/api/v1/namespaces/" + NS + "/bindings")).count();
     }
 
     /** What the kubelet would do: the pod runs on its node and reaches {@code phase}. */
@@ -147,6 +171,7 @@ class KubernetesBinderTest {
     @Test
     void anApiJobGetsItsPodsCreatedAndBoundAndCompletesWhenTheyAllSucceed() throws Exception {
         UUID jobId = UUID.randomUUID();
+        long bindingsBefore = bindingPosts();
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 8000, 32000, "ghcr.io/acme/train:1.4",
                     List.of("python", "train.py", "--epochs=3")))));
@@ -172,8 +197,7 @@ class KubernetesBinderTest {
         // one Binding per pod, to the node of its allocation (the CRUD mock keeps them; a real API server carries them out)
         await().atMost(Duration.ofSeconds(10)).until(() -> pods.stream()
                 .allMatch(p -> driver.bindings().inNamespace(NS).withName(p.getMetadata().getName()).get() != null));
-        assertThat(requests()).filteredOn(r -> r.getMethod().equals("POST") && r.getPath().equals("/api/v1/namespaces/" + NS + "/bindings"))
-                .hasSize(2);
+        assertThat(bindingPosts()).as("one per pod (other tests of the class bound pods before)").isEqualTo(bindingsBefore + 2);
         for (Pod pod : pods) {
             String task = pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK);
             String node = db.queryString("select node from allocation where job_id = ?::uuid and task = ?", jobId.toString(), task);
@@ -298,6 +322,161 @@ class KubernetesBinderTest {
         assertThat(db.queryLong("select (extract(epoch from submitted_at) * 1000)::bigint from pending_job where job_id = ?::uuid",
                 victim.toString())).isEqualTo(submitted.toEpochMilli());
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", victim.toString())).isZero();
+    }
+
+    @Test
+    void aPlacementRecordedButNeverLaunchedIsLaunchedOnTheSweepOnItsOwnGpus() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        started.add(jobId);
+        JobQueued job = spec(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 1000, 1000, "trainer:5", null)), 10,
+                Instant.now().minusSeconds(600), false);
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                db.queryLong("select count(*) from allocation where node in ('k8s-a', 'k8s-b')") == 0);
+        // the service stopped after recording the placement and making the first pod, before binding it:
+        // the pod as the actuator makes it, unbound, and the rows the binder writes, launched_at still null
+        String first = KubernetesActuator.podName(jobId, job.name(), "worker-0", 1);
+        String second = KubernetesActuator.podName(jobId, job.name(), "worker-1", 1);
+        Pod made = driver.pods().inNamespace(NS).resource(new PodBuilder()
+                .withNewMetadata().withName(first).withNamespace(NS)
+                .addToLabels(KubernetesActuator.LABEL_JOB, jobId.toString()).addToLabels(KubernetesActuator.LABEL_TASK, "worker-0")
+                .addToLabels(KubernetesActuator.LABEL_ATTEMPT, "1").addToLabels(KubernetesActuator.LABEL_MANAGED_BY, "gantry")
+                .addToAnnotations(KubernetesActuator.ANNOTATION_GPU_INDICES, "0,1,2,3")
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry").withRestartPolicy("Never")
+                .addNewContainer().withName("worker").withImage("trainer:5").withNewResources()
+                .addToLimits("nvidia.com/gpu", new Quantity("4")).endResources().endContainer()
+                .endSpec().build()).create();
+        db.execute("""
+                with running as (
+                    insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
+                    values (?::uuid, 'k8s-test', 10, ?, now() - interval '10 minutes', now() - interval '1 minute', '9999-12-31')),
+                allocated as (
+                    insert into allocation (job_id, task, node, gpu_indices, allocated_at, cpu_millis, memory_mib)
+                    values (?::uuid, 'worker-0', 'k8s-a', '{0,1,2,3}', now() - interval '1 minute', 1000, 1000),
+                           (?::uuid, 'worker-1', 'k8s-b', '{0,1,2,3}', now() - interval '1 minute', 1000, 1000))
+                insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
+                values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 minute', null)
+                """, jobId.toString(), EventCodec.toJson(job), jobId.toString(), jobId.toString(),
+                jobId.toString(), NS, jobId.toString());
+        String allocationsBefore = db.queryString(
+                "select string_agg(id || ':' || node || ':' || array_to_string(gpu_indices, ','), ' ' order by id) from allocation where job_id = ?::uuid",
+                jobId.toString());
+
+        watcher.sweepSoon(); // what a restart, gaining the Lease, or the informer's resync does
+        await().atMost(Duration.ofSeconds(20)).until(() -> launched(jobId)
+                && driver.bindings().inNamespace(NS).withName(first).get() != null
+                && driver.bindings().inNamespace(NS).withName(second).get() != null);
+        assertThat(podsOf(jobId.toString())).extracting(p -> p.getMetadata().getName()).containsExactlyInAnyOrder(first, second);
+        assertThat(driver.pods().inNamespace(NS).withName(first).get().getMetadata().getUid())
+                .as("the pod made before the restart is reused, not made again").isEqualTo(made.getMetadata().getUid());
+        assertThat(driver.bindings().inNamespace(NS).withName(first).get().getTarget().getName()).isEqualTo("k8s-a");
+        assertThat(driver.bindings().inNamespace(NS).withName(second).get().getTarget().getName()).isEqualTo("k8s-b");
+        assertThat(driver.pods().inNamespace(NS).withName(second).get().getMetadata().getAnnotations())
+                .containsEntry(KubernetesActuator.ANNOTATION_GPU_INDICES, "0,1,2,3");
+        assertThat(db.queryString(
+                "select string_agg(id || ':' || node || ':' || array_to_string(gpu_indices, ','), ' ' order by id) from allocation where job_id = ?::uuid",
+                jobId.toString())).as("launched on the recorded GPUs, nothing booked again").isEqualTo(allocationsBefore);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).isZero();
+
+        // the GPUs it holds are not given to anyone else: a second job gets the other half of each node
+        UUID other = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(other, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 1000, 1000, "trainer:5", null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(other.toString()).size() == 2 && launched(other));
+        assertThat(db.queryLong("""
+                select count(*) from allocation a join allocation b
+                  on a.node = b.node and a.job_id < b.job_id and a.gpu_indices && b.gpu_indices
+                 where a.node in ('k8s-a', 'k8s-b')""")).as("no GPU booked twice").isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id in (?::uuid, ?::uuid)", jobId.toString(), other.toString()))
+                .isEqualTo(4);
+    }
+
+    @Test
+    void aPodDeletedOutsideGantryRequeuesItsJobWithItsSubmissionTime() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        Instant submitted = Instant.now().minusSeconds(3600).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 2, null, 1000, 1000, "busybox", null)), 10,
+                    submitted, false));
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> podsOf(jobId.toString()).size() == 2 && launched(jobId));
+        List<String> attempt1 = podsOf(jobId.toString(), 1).stream().map(p -> p.getMetadata().getName()).toList();
+        assertThat(attempt1).hasSize(2);
+
+        driver.pods().inNamespace(NS).withName(attempt1.get(0)).delete(); // kubectl delete pod
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("pod " + attempt1.get(0) + " was deleted outside Gantry");
+        // back in line with its submission time (pending, or already placed again from there: the window is quick)
+        assertThat(db.queryLong("""
+                select (extract(epoch from submitted_at) * 1000)::bigint from (
+                  select submitted_at from pending_job where job_id = ?::uuid
+                  union all select submitted_at from running_job where job_id = ?::uuid) j""", jobId.toString(), jobId.toString()))
+                .isEqualTo(submitted.toEpochMilli());
+        await().atMost(Duration.ofSeconds(10)).until(() -> podsOf(jobId.toString(), 1).isEmpty()); // its other pod went too
+        // placed again from the pending set: a new attempt, new pods
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 2
+                && podsOf(jobId.toString(), 2).size() == 2 && launched(jobId));
+
+        // the same deletion seen again (a sweep looks at every running gang) changes nothing
+        watcher.sweepSoon();
+        Thread.sleep(3000);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).isEqualTo(1);
+        assertThat(podsOf(jobId.toString(), 2)).hasSize(2);
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", jobId.toString())).isEqualTo(1);
+    }
+
+    @Test
+    void podsGantryDeletesItselfAreNotTakenForAnOutsideDeletion() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 2, null, 1000, 1000, "busybox", null))));
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> podsOf(jobId.toString()).size() == 2 && launched(jobId));
+        List<String> pods = podsOf(jobId.toString()).stream().map(p -> p.getMetadata().getName()).toList();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, jobId.toString(), new JobCancelled(jobId, "k8s-test", "kim", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1 && podsOf(jobId.toString()).isEmpty());
+        assertThat(pods).allMatch(name -> actuator.deletedByGantry(NS, name));
+        watcher.sweepSoon();
+        Thread.sleep(2500);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).as("a cancellation is not a lost pod").isZero();
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString())).isZero();
+    }
+
+    @Test
+    void aUsersGangWhosePodIsDeletedOnlyGivesUpItsAllocation() throws Exception {
+        String label = "user-gone-" + UUID.randomUUID().toString().substring(0, 6);
+        UUID jobId = PodGangs.jobIdOf(NS, label);
+        started.add(jobId);
+        for (int i = 0; i < 2; i++) {
+            driver.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
+                    .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", "2").addToLabels("gantry.dev/queue", "k8s-test")
+                    .endMetadata()
+                    .withNewSpec().withSchedulerName("gantry")
+                    .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
+                    .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
+                    .addToLimits("nvidia.com/gpu", new Quantity("2")).endResources().endContainer()
+                    .endSpec().build()).create();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
+
+        driver.pods().inNamespace(NS).withName(label + "-0").delete(); // the user's operator (or kubectl) deletes one
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("pod " + label + "-0 was deleted outside Gantry");
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", jobId.toString())).isZero();
+        Thread.sleep(1500);
+        assertThat(podsOf(label)).as("the user's other pod is theirs: left alone").extracting(p -> p.getMetadata().getName())
+                .containsExactly(label + "-1");
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()))
+                .as("one pod of two is no gang").isZero();
+        driver.pods().inNamespace(NS).withName(label + "-1").delete();
     }
 
     @Test
