@@ -95,10 +95,13 @@ public final class PlacementServiceBenchmark {
             double windows = after.get("count") - before.get("count");
             double mean = (after.get("sum") - before.get("sum")) / Math.max(1, windows);
             double limit = after.get("limit");
+            double solveMean = (after.get("solveSum") - before.get("solveSum")) / Math.max(1, after.get("solveCount") - before.get("solveCount"));
             System.out.printf("steady state: %d pending, %d running; %.0f windows, mean %.0f ms, max (recent) %.0f ms; "
-                    + "limit %.0f ms, limit + 20%% %.0f ms; overruns %.0f of %.0f%n",
+                    + "limit %.0f ms, limit + 20%% %.0f ms; overruns %.0f of %.0f; planner (solve) mean %.0f ms, the rest of the window "
+                    + "(reading the state, building the scenario, checking, binding, reasons) %.0f ms%n",
                     count("select count(*) from pending_job"), count("select count(*) from running_job"), windows, mean * 1000,
-                    after.get("max") * 1000, limit * 1000, limit * 1200, after.get("overruns") - before.get("overruns"), windows);
+                    after.get("max") * 1000, limit * 1000, limit * 1200, after.get("overruns") - before.get("overruns"), windows, solveMean * 1000,
+                    (mean - solveMean) * 1000);
 
             int lone = Integer.getInteger("lone", 20);
             int fast = 0;
@@ -212,7 +215,8 @@ public final class PlacementServiceBenchmark {
     private static Map<String, Double> windowFigures() throws Exception {
         return Map.of("count", figure("gantry_placement_window_seconds_count"), "sum", figure("gantry_placement_window_seconds_sum"),
                 "max", figure("gantry_placement_window_seconds_max"), "limit", figure("gantry_placement_window_limit_seconds"),
-                "overruns", figure("gantry_placement_window_overruns_total"));
+                "overruns", figure("gantry_placement_window_overruns_total"), "solveCount", figure("gantry_placement_solve_seconds_count"),
+                "solveSum", figure("gantry_placement_solve_seconds_sum"));
     }
 
     private static double figure(String name) throws Exception {
