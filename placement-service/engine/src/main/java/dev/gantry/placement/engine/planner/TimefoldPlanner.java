@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,15 +71,10 @@ public final class TimefoldPlanner implements Planner {
         GangPacker packer = GangPacker.forWindow(sc, mix);
         GreedyPass.Result greedy = GreedyPass.run(sc, false, packer);
         Map<String, String> meta = new LinkedHashMap<>();
-        if (!greedy.plan().unplaced().isEmpty()) {
-            // packing for the future may place less now: the seed (and so the fallback) is never
-            // worse than plain best fit, the `greedy` planner's promise
-            GreedyPass.Result bestFit = GreedyPass.run(sc, false, new GangPacker(sc.nodes()));
-            if (PlanMetrics.of(sc, bestFit.plan()).netPriorityGpus() > PlanMetrics.of(sc, greedy.plan()).netPriorityGpus() + 1e-9) {
-                greedy = bestFit;
-                meta.put("seed", "plain best fit (placed more than packing by expected fragmentation)");
-            }
-        }
+        // the floor is worked out on another core while the model is built and solved
+        CompletableFuture<GreedyPass.Result> floor = greedy.plan().unplaced().isEmpty()
+                ? CompletableFuture.completedFuture(greedy) // every job placed: best fit cannot place more
+                : CompletableFuture.supplyAsync(() -> floor(sc, greedy));
         meta.put("planner", name());
         meta.put("profile", profile.name());
         meta.put("seedMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
@@ -86,7 +82,7 @@ public final class TimefoldPlanner implements Planner {
             return finish(greedy.plan(), start, meta);
         }
         try {
-            return solve(sc, profile, weights, packer, greedy, meta, start);
+            return solve(sc, profile, weights, packer, greedy, floor, meta, start);
         } catch (RuntimeException e) {
             if (Boolean.getBoolean(FULL_ASSERT_PROPERTY)) {
                 throw e; // score corruption must fail the FULL_ASSERT run, not hide behind greedy
@@ -94,18 +90,39 @@ public final class TimefoldPlanner implements Planner {
             // a solver failure is a bug to fix, but the window still gets greedy's valid plan
             LOG.error("{}: solver failed, greedy plan returned", sc.name(), e);
             meta.put("fallback", "solver failed (" + e + "), greedy plan returned");
-            return finish(GreedyPass.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
     }
 
+    /** The floor once worked out; says in the metadata when plain best fit is it. */
+    private static GreedyPass.Result floor(CompletableFuture<GreedyPass.Result> floor, GreedyPass.Result seed, Map<String, String> meta) {
+        GreedyPass.Result f = floor.join();
+        if (f != seed) {
+            meta.put("floor", "plain best fit (it places more than packing by expected fragmentation)");
+        }
+        return f;
+    }
+
+    /**
+     * What any returned plan must at least match: the fragmentation-aware seed, or plain best fit
+     * where it places more (packing for later may place less now). So timefold is never worse
+     * than the {@code greedy} planner, while the solver still starts from, and draws its options
+     * around, the seed that packs for later.
+     */
+    private static GreedyPass.Result floor(Scenario sc, GreedyPass.Result seed) {
+        GreedyPass.Result bestFit = GreedyPass.run(sc, false, new GangPacker(sc.nodes()));
+        return PlanMetrics.of(sc, bestFit.plan()).netPriorityGpus() > PlanMetrics.of(sc, seed.plan()).netPriorityGpus() + 1e-9
+                ? bestFit : seed;
+    }
+
     private Plan solve(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
-            GangPacker packer, GreedyPass.Result greedy, Map<String, String> meta, long start) {
+            GangPacker packer, GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
         // the greedy state must stay as greedy left it: the fallback explains from it
         long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
         if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {
             // greedy alone used the window: building options would only make the answer late
             meta.put("fallback", "no time left for the solver after the greedy seed, greedy plan returned");
-            return finish(GreedyPass.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
         PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
@@ -123,7 +140,7 @@ public final class TimefoldPlanner implements Planner {
             // too little of the window is left to improve anything: greedy's plan, now, beats a late one
             meta.put("fallback", "no time left for the solver (" + Math.max(0, left.toMillis()) + " ms, needs about "
                     + startup.plus(MIN_SOLVE).toMillis() + " ms), greedy plan returned");
-            return finish(GreedyPass.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
         // Timefold starts its clock after building the score session: that start-up comes out of the window too
         left = left.minus(startup);
@@ -148,7 +165,7 @@ public final class TimefoldPlanner implements Planner {
         meta.put("extractMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         List<String> violations = PlanValidator.validate(sc, plan);
         double solverNet = PlanMetrics.of(sc, plan).netPriorityGpus();
-        double greedyNet = PlanMetrics.of(sc, greedy.plan()).netPriorityGpus();
+        double greedyNet = PlanMetrics.of(sc, floor(floor, greedy, meta).plan()).netPriorityGpus();
         String fallback = null;
         if (!violations.isEmpty()) {
             fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";
@@ -160,7 +177,7 @@ public final class TimefoldPlanner implements Planner {
         if (fallback != null) {
             LOG.warn("{}: {}", sc.name(), fallback);
             meta.put("fallback", fallback);
-            return finish(GreedyPass.explained(sc, greedy), start, meta);
+            return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
         return finish(plan, start, meta);
     }

@@ -30,6 +30,6 @@ class SeedNeverBelowBestFitTest {
         Plan timefold = Planners.byName("timefold").plan(sc, quick.withTimeLimit(Duration.ofMillis(1)));
         assertThat(timefold.metadata()).containsKey("fallback");
         assertThat(PlanMetrics.of(sc, timefold).netPriorityGpus()).isGreaterThanOrEqualTo(bestFit);
-        assertThat(timefold.metadata()).containsKey("seed");
+        assertThat(timefold.metadata()).containsKey("floor");
     }
 }
