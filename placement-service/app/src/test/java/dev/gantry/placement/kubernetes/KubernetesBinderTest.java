@@ -247,20 +247,25 @@ class KubernetesBinderTest {
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
     }
 
+    /** Pod {@code i} of a two-pod gang as a user's operator makes it: scheduler gantry, gang labels, GPU limits. */
+    private static Pod userPod(String label, int i, int gpus) {
+        return new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
+                .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", "2").addToLabels("gantry.dev/queue", "k8s-test")
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry")
+                .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
+                .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
+                .addToLimits("nvidia.com/gpu", new Quantity(Integer.toString(gpus))).endResources().endContainer()
+                .endSpec().build();
+    }
+
     @Test
     void podsAUserCreatedFormAGangThatIsBound() throws Exception {
         String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
         UUID jobId = PodGangs.jobIdOf(NS, label);
         started.add(jobId);
         for (int i = 0; i < 2; i++) {
-            Pod pod = new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
-                    .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", "2").addToLabels("gantry.dev/queue", "k8s-test")
-                    .endMetadata()
-                    .withNewSpec().withSchedulerName("gantry")
-                    .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
-                    .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
-                    .addToLimits("nvidia.com/gpu", new Quantity("8")).endResources().endContainer()
-                    .endSpec().build();
+            Pod pod = userPod(label, i, 8);
             if (i == 0) {
                 driver.pods().inNamespace(NS).resource(pod).create();
                 // one pod of two is not yet a gang
@@ -453,14 +458,7 @@ class KubernetesBinderTest {
         UUID jobId = PodGangs.jobIdOf(NS, label);
         started.add(jobId);
         for (int i = 0; i < 2; i++) {
-            driver.pods().inNamespace(NS).resource(new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
-                    .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", "2").addToLabels("gantry.dev/queue", "k8s-test")
-                    .endMetadata()
-                    .withNewSpec().withSchedulerName("gantry")
-                    .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
-                    .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
-                    .addToLimits("nvidia.com/gpu", new Quantity("2")).endResources().endContainer()
-                    .endSpec().build()).create();
+            driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
         }
         await().atMost(Duration.ofSeconds(60)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
 

@@ -74,7 +74,7 @@ public final class TimefoldPlanner implements Planner {
         // the floor is worked out on another core while the model is built and solved
         CompletableFuture<GreedyPass.Result> floor = greedy.plan().unplaced().isEmpty()
                 ? CompletableFuture.completedFuture(greedy) // every job placed: best fit cannot place more
-                : CompletableFuture.supplyAsync(() -> floor(sc, greedy));
+                : CompletableFuture.supplyAsync(() -> betterOfBestFitAnd(sc, greedy));
         meta.put("planner", name());
         meta.put("profile", profile.name());
         meta.put("seedMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
@@ -109,7 +109,7 @@ public final class TimefoldPlanner implements Planner {
      * than the {@code greedy} planner, while the solver still starts from, and draws its options
      * around, the seed that packs for later.
      */
-    private static GreedyPass.Result floor(Scenario sc, GreedyPass.Result seed) {
+    private static GreedyPass.Result betterOfBestFitAnd(Scenario sc, GreedyPass.Result seed) {
         GreedyPass.Result bestFit = GreedyPass.run(sc, false, new GangPacker(sc.nodes()));
         return PlanMetrics.of(sc, bestFit.plan()).netPriorityGpus() > PlanMetrics.of(sc, seed.plan()).netPriorityGpus() + 1e-9
                 ? bestFit : seed;
