@@ -103,6 +103,10 @@ public final class PlacementServiceBenchmark {
                     after.get("max") * 1000, limit * 1000, limit * 1200, after.get("overruns") - before.get("overruns"), windows, solveMean * 1000,
                     (mean - solveMean) * 1000);
 
+            System.out.printf("solver fallbacks (greedy plan kept): %.0f of %.0f windows; jobs preempted: %.0f%n",
+                    after.get("fallbacks") - before.get("fallbacks"), windows, after.get("preempted") - before.get("preempted"));
+            System.out.println("window steps, mean over the measured windows: " + phases(before, after, "read", "gauges", "plan", "bind", "reasons"));
+
             int lone = Integer.getInteger("lone", 20);
             int fast = 0;
             List<Long> latencies = new ArrayList<>();
@@ -128,6 +132,8 @@ public final class PlacementServiceBenchmark {
                     Thread.sleep(700 + i * 37L % 900); // spread the sends over the window cycle
                 }
             }
+            Map<String, Double> afterLone = windowFigures();
+            System.out.println("fast path steps, mean: " + phases(after, afterLone, "fastpath-read", "fastpath-plan", "fastpath-bind"));
             latencies.sort(Long::compare);
             System.out.printf("fast path: %d of %d lone jobs; event-to-bound inside the service: median %d ms, max %d ms%n", fast, lone,
                     latencies.isEmpty() ? -1 : latencies.get(latencies.size() / 2),
@@ -145,6 +151,9 @@ public final class PlacementServiceBenchmark {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Dquarkus.http.port=" + PORT, "-Dgantry.db.name=" + DATABASE, "-Dquarkus.log.console.json.enabled=false",
                 "-Dgantry.placement.profile=" + profile, "-Dgantry.placement.standalone.speedup=1"));
+        if (System.getProperty("minShare") != null) {
+            command.add("-Dgantry.placement.solver.min-share=" + System.getProperty("minShare"));
+        }
         command.addAll(RunningGantry.placementConsumers("bench"));
         command.addAll(List.of("-jar", jar.toString()));
         Files.createDirectories(Path.of("target"));
@@ -212,11 +221,39 @@ public final class PlacementServiceBenchmark {
         }
     }
 
+    /** The mean time of each window step between two readings, e.g. "read 120 ms, plan 150 ms". */
+    private static String phases(Map<String, Double> before, Map<String, Double> after, String... names) {
+        List<String> parts = new ArrayList<>();
+        for (String name : names) {
+            double count = after.get(name + ".count") - before.get(name + ".count");
+            double sum = after.get(name + ".sum") - before.get(name + ".sum");
+            parts.add("%s %.0f ms".formatted(name, count == 0 ? 0 : sum / count * 1000));
+        }
+        return String.join(", ", parts);
+    }
+
     private static Map<String, Double> windowFigures() throws Exception {
-        return Map.of("count", figure("gantry_placement_window_seconds_count"), "sum", figure("gantry_placement_window_seconds_sum"),
+        Map<String, Double> figures = new java.util.HashMap<>();
+        for (String phase : List.of("read", "gauges", "plan", "bind", "reasons", "fastpath-read", "fastpath-plan", "fastpath-bind")) {
+            figures.put(phase + ".count", figure("gantry_placement_window_phase_seconds_count", phase));
+            figures.put(phase + ".sum", figure("gantry_placement_window_phase_seconds_sum", phase));
+        }
+        figures.put("fallbacks", figure("gantry_placement_solver_fallbacks_total"));
+        figures.put("preempted", figure("gantry_placement_jobs_preempted_total"));
+        figures.putAll(Map.of("count", figure("gantry_placement_window_seconds_count"), "sum", figure("gantry_placement_window_seconds_sum"),
                 "max", figure("gantry_placement_window_seconds_max"), "limit", figure("gantry_placement_window_limit_seconds"),
                 "overruns", figure("gantry_placement_window_overruns_total"), "solveCount", figure("gantry_placement_solve_seconds_count"),
-                "solveSum", figure("gantry_placement_solve_seconds_sum"));
+                "solveSum", figure("gantry_placement_solve_seconds_sum")));
+        return figures;
+    }
+
+    /** A figure of one phase: the line whose labels hold phase="..." */
+    private static double figure(String name, String phase) throws Exception {
+        String metrics = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + PORT + "/q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*phase=\"" + Pattern.quote(phase) + "\"[^}]*} ([0-9.eE+-]+)$")
+                .matcher(metrics);
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
     private static double figure(String name) throws Exception {

@@ -1,6 +1,5 @@
 package dev.gantry.placement.window;
 
-import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeInfo;
@@ -19,11 +18,7 @@ import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.placement.engine.solver.SolverConfigs;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.placement.engine.validation.ScenarioValidator;
-import dev.gantry.placement.persistence.Allocation;
-import dev.gantry.placement.persistence.NodeRecord;
 import dev.gantry.placement.persistence.PendingJob;
-import dev.gantry.placement.persistence.QuotaSharesRecord;
-import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.vertx.core.runtime.context.VertxContextSafetyToggle;
@@ -33,7 +28,6 @@ import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -50,8 +44,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * The scheduling window: every {@code gantry.placement.window} it reads nodes, running jobs
- * (allocations), pending jobs and the latest quota shares from the database, builds one immutable engine scenario, plans it
+ * The scheduling window: every {@code gantry.placement.window} it brings nodes, running jobs
+ * (allocations), pending jobs and the latest quota shares up to date from the database (only the rows
+ * that changed: see {@link StateCache}), builds one immutable engine scenario, plans it
  * off the event loop with the configured planner and profile, checks the plan with the engine's
  * {@link PlanValidator} (an invalid plan is logged, counted and dropped), and hands a valid one to
  * the {@link Binder}; the reasons of jobs left waiting go back to admission. Between windows, a job
@@ -65,6 +60,7 @@ public class WindowLoop {
     private static final Pattern PENDING_FIELD = Pattern.compile("^pending\\[(\\d+)]");
 
     private final Binder binder;
+    private final StateCache stateCache;
     private final Outbox outbox;
     private final Vertx vertx;
     private final Leadership leadership;
@@ -74,6 +70,10 @@ public class WindowLoop {
     private final WorkloadMix arrivals = new WorkloadMix();
     private final SolverProfile profile;
     private final boolean fastPathEnabled;
+    /** The profile's limit is the whole window's: the solver gets what reading and binding leave of it. */
+    private final WindowBudget budget;
+    /** One write of pending reasons at a time: a window whose reasons find the last write still busy leaves them to the next. */
+    private final AtomicBoolean writingReasons = new AtomicBoolean();
     /** Windows and fast paths never overlap: each plans against the state the other may be changing. */
     private final AtomicBoolean planning = new AtomicBoolean();
     /** Jobs that arrived while something else planned: their fast path runs as soon as it is done. */
@@ -89,16 +89,25 @@ public class WindowLoop {
             List<ScenarioBuilder.Waiting> waiting, List<QuotaShares.QueueShare> shares) {
     }
 
-    /** A valid plan and its scenario; {@code refused}: pending jobs the engine would not plan, with why. */
-    record Decision(Scenario scenario, Plan plan, Map<UUID, String> refused) {
+    /**
+     * A valid plan and its scenario; {@code refused}: pending jobs the engine would not plan, with why;
+     * {@code solvedAt}: when the planner returned (nanoTime).
+     */
+    record Decision(Scenario scenario, Plan plan, Map<UUID, String> refused, long solvedAt) {
+
+        Decision(Scenario scenario, Plan plan, Map<UUID, String> refused) {
+            this(scenario, plan, refused, System.nanoTime());
+        }
     }
 
-    public WindowLoop(Binder binder, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
+    public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
-            @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights) {
+            @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
+            @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "0.25") double solverMinShare) {
         this.binder = binder;
+        this.stateCache = stateCache;
         this.outbox = outbox;
         this.vertx = vertx;
         this.leadership = leadership;
@@ -108,6 +117,7 @@ public class WindowLoop {
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
+        this.budget = new WindowBudget(profile.spentLimit(), solverMinShare);
         metrics.limit(profile.spentLimit());
     }
 
@@ -131,25 +141,41 @@ public class WindowLoop {
     private Uni<Integer> windowBody() {
         long start = System.nanoTime();
         Instant now = Instant.now();
-        return Panache.withSession(this::load).chain(state -> {
+        long[] mark = {start};
+        return Panache.withSession(stateCache::read).chain(state -> {
+            mark[0] = phase("read", mark[0]);
             metrics.observeState(now, state);
+            mark[0] = phase("gauges", mark[0]);
             if (state.waiting().isEmpty() || state.nodes().isEmpty()) {
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
             // the solver is CPU-bound: it runs on a worker thread, the result comes back on this context
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner, profile)))
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner,
+                            profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())))))
                     .chain(decision -> {
+                        long solved = decision.solvedAt();
+                        mark[0] = phase("plan", mark[0]);
                         Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
                                 : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()));
-                        return applied.call(placed -> recordReasons(decision)).invoke(placed -> {
-                            metrics.observeWindow(decision, System.nanoTime() - start);
+                        return applied.invoke(placed -> {
+                            mark[0] = phase("bind", mark[0]);
+                            budget.afterSolveTook(mark[0] - solved);
+                            metrics.observeWindow(decision, mark[0] - start);
                             if (placed > 0) {
                                 LOG.infof("window: %d of %d pending jobs placed", placed, state.waiting().size());
                             }
+                            recordReasonsInBackground(decision);
                         });
                     });
         });
+    }
+
+    /** Records the window step that began at {@code since} and ended now; returns now. */
+    private long phase(String name, long since) {
+        long now = System.nanoTime();
+        metrics.observePhase(name, now - since);
+        return now;
     }
 
     /**
@@ -171,7 +197,9 @@ public class WindowLoop {
             return Uni.createFrom().item(false);
         }
         Instant now = Instant.now();
-        return Panache.withSession(this::load).chain(state -> {
+        long[] mark = {System.nanoTime()};
+        return Panache.withSession(stateCache::read).chain(state -> {
+            mark[0] = phase("fastpath-read", mark[0]);
             ScenarioBuilder.Waiting job = state.waiting().stream().filter(w -> w.jobId().equals(jobId)).findFirst().orElse(null);
             if (job == null || state.nodes().isEmpty()) {
                 return Uni.createFrom().item(false);
@@ -184,6 +212,7 @@ public class WindowLoop {
             }
             return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(arrivals), profile)))
                     .chain(decision -> {
+                        mark[0] = phase("fastpath-plan", mark[0]);
                         Placement mine = decision.plan() == null ? null : decision.plan().placements().stream()
                                 .filter(p -> p.job().equals(jobId.toString())).findFirst().orElse(null);
                         if (mine == null) {
@@ -199,6 +228,7 @@ public class WindowLoop {
                         return binder.apply(only, modelByNode(state))
                                 .call(placed -> metrics.observeBound(only))
                                 .map(placed -> {
+                                    phase("fastpath-bind", mark[0]);
                                     if (placed > 0) {
                                         metrics.observeFastPath(System.nanoTime() - receivedNanos);
                                         LOG.infof("fast path: job %s placed without waiting for the window", jobId);
@@ -330,12 +360,35 @@ public class WindowLoop {
      * Tells admission why each job still waits: the reason of every job the plan left unplaced (or the
      * engine refused) is stored with the pending job, and {@code placements.pending} goes out in the
      * same transaction when it differs from the one stored, so admission sees each change once.
+     * Written after the window, beside the next one: reasons are news for admission, not part of the
+     * decision, and with many jobs waiting their writes took as long as the solve. Which reasons
+     * changed is found here, while the state cache is still this window's alone.
      */
-    Uni<Void> recordReasons(Decision decision) {
+    private void recordReasonsInBackground(Decision decision) {
+        Map<UUID, String> changed = changedReasons(decision);
+        if (changed.isEmpty() || !writingReasons.compareAndSet(false, true)) {
+            return; // still writing the last ones: the next window finds these changed again
+        }
+        long start = System.nanoTime();
+        inOwnContext(() -> writeReasons(changed).eventually(() -> {
+            writingReasons.set(false);
+            metrics.observePhase("reasons", System.nanoTime() - start);
+        }).subscribe().with(ignored -> {
+        }, e -> LOG.warnf("pending reasons not recorded (the next window tries again): %s", e.toString())));
+    }
+
+    /** The reasons of this decision that differ from those the jobs were last given (most stay the same window after window). */
+    private Map<UUID, String> changedReasons(Decision decision) {
         Map<UUID, String> reasons = new HashMap<>(decision.refused());
         if (decision.plan() != null) {
             decision.plan().unplaced().forEach(u -> reasons.put(UUID.fromString(u.job()), u.reason()));
         }
+        reasons.entrySet().removeIf(e -> e.getValue().equals(stateCache.reasonOf(e.getKey())));
+        return reasons;
+    }
+
+    /** Stores the reasons (checked again against each row) and sends {@code placements.pending} for each change. */
+    private Uni<Void> writeReasons(Map<UUID, String> reasons) {
         if (reasons.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
@@ -357,60 +410,6 @@ public class WindowLoop {
             LOG.warnf("pending reasons not recorded this window (next window retries): %s", e.toString());
             return null;
         });
-    }
-
-    private Uni<State> load() {
-        return NodeRecord.<NodeRecord>list("removed = false order by name").chain(nodes ->
-                RunningJobRecord.<RunningJobRecord>listAll().chain(running ->
-                        Allocation.<Allocation>list("order by jobId, task").chain(allocations ->
-                                PendingJob.<PendingJob>list("order by priority desc, submittedAt").chain(pending ->
-                                        QuotaSharesRecord.<QuotaSharesRecord>findById(QuotaSharesRecord.ID).map(shares ->
-                                                toState(nodes, running, allocations, pending, shares))))));
-    }
-
-    private static State toState(List<NodeRecord> nodes, List<RunningJobRecord> running, List<Allocation> allocations,
-            List<PendingJob> pending, QuotaSharesRecord sharesRow) {
-        List<QuotaShares.QueueShare> shares = List.of();
-        if (sharesRow != null) {
-            try {
-                List<QuotaShares.QueueShare> queues = EventCodec.fromJson(sharesRow.shares, QuotaShares.class).queues();
-                shares = queues == null ? List.of() : queues;
-            } catch (RuntimeException e) {
-                LOG.warnf("stored quota shares unreadable, queues unbounded: %s", e.getMessage());
-            }
-        }
-        List<NodeInfo> infos = new ArrayList<>();
-        for (NodeRecord n : nodes) {
-            try {
-                infos.add(EventCodec.fromJson(n.info, NodeInfo.class));
-            } catch (RuntimeException e) {
-                LOG.warnf("node %s: stored description unreadable, left out: %s", n.name, e.getMessage());
-            }
-        }
-        List<ScenarioBuilder.Placed> placed = new ArrayList<>();
-        for (RunningJobRecord r : running) {
-            JobQueued spec = null;
-            try {
-                spec = EventCodec.fromJson(r.spec, JobQueued.class);
-            } catch (RuntimeException e) {
-                LOG.warnf("running job %s: stored spec unreadable: %s", r.jobId, e.getMessage());
-            }
-            // protectedUntil: a job placed again after a preemption is not preempted again for a while
-            placed.add(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt, r.protectedUntil));
-        }
-        List<ScenarioBuilder.Held> held = allocations.stream()
-                .map(a -> new ScenarioBuilder.Held(a.jobId, a.task, a.node, Arrays.stream(a.gpuIndices).boxed().toList(),
-                        a.gpuMilli, a.cpuMillis, a.memoryMiB))
-                .toList();
-        List<ScenarioBuilder.Waiting> waiting = new ArrayList<>();
-        for (PendingJob p : pending) {
-            try {
-                waiting.add(new ScenarioBuilder.Waiting(p.jobId, EventCodec.fromJson(p.spec, JobQueued.class)));
-            } catch (RuntimeException e) {
-                LOG.warnf("pending job %s: stored spec unreadable, left out: %s", p.jobId, e.getMessage());
-            }
-        }
-        return new State(infos, placed, held, waiting, shares);
     }
 
     /**
@@ -469,13 +468,14 @@ public class WindowLoop {
         }
         long solveStart = System.nanoTime();
         Plan plan = planner.plan(scenario, profile);
-        metrics.observeSolve(System.nanoTime() - solveStart);
+        long solvedAt = System.nanoTime();
+        metrics.observeSolve(solvedAt - solveStart);
         List<String> problems = PlanValidator.validate(scenario, plan);
         if (!problems.isEmpty()) {
             metrics.planRejected();
             LOG.errorf("plan of %s refused by the validator, not applied: %s", planner.name(), problems);
             return new Decision(scenario, null, refused);
         }
-        return new Decision(scenario, plan, refused);
+        return new Decision(scenario, plan, refused, solvedAt);
     }
 }

@@ -18,6 +18,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -44,14 +46,17 @@ public class WindowMetrics {
     private final Timer window;
     private final Timer solve;
     private final Timer fastPath;
+    private final MeterRegistry registry;
     private final Counter overruns;
     private final Counter rejected;
+    private final Counter fallbacks;
     private final Counter placed;
     private final Counter preempted;
     private final Counter migrated;
     private final DistributionSummary queueWait;
     private final MultiGauge gpusByQueueAndModel;
-    private final MultiGauge gpuAllocated;
+    /** One gauge (always 1) per allocated GPU; kept from window to window and changed only where allocations changed. */
+    private final Map<HeldGpu, Gauge> gpuAllocated = new HashMap<>();
     private final MultiGauge pendingByQueue;
     private final MultiGauge oldestPendingByQueue;
     private final Map<String, AtomicLong> score = new HashMap<>();
@@ -60,6 +65,7 @@ public class WindowMetrics {
     private volatile long limitNanos = Duration.ofMillis(200).toNanos();
 
     public WindowMetrics(MeterRegistry registry) {
+        this.registry = registry;
         this.window = Timer.builder("gantry.placement.window").description("one scheduling window: read, plan, validate, bind")
                 .register(registry);
         this.solve = Timer.builder("gantry.placement.solve").description("the planner's solve inside a window").register(registry);
@@ -69,6 +75,9 @@ public class WindowMetrics {
                 .description("windows that took longer than the solver profile's limit plus 20%").register(registry);
         this.rejected = Counter.builder("gantry.placement.plans.rejected")
                 .description("plans the validator refused (not applied)").register(registry);
+        this.fallbacks = Counter.builder("gantry.placement.solver.fallbacks")
+                .description("windows whose solver left the greedy plan as it was (no time left for it, or nothing better found in time)")
+                .register(registry);
         this.placed = Counter.builder("gantry.placement.jobs.placed").description("jobs bound").register(registry);
         this.preempted = Counter.builder("gantry.placement.jobs.preempted").description("jobs preempted by a plan").register(registry);
         this.migrated = Counter.builder("gantry.placement.jobs.migrated").description("tasks a plan migrates").register(registry);
@@ -77,8 +86,6 @@ public class WindowMetrics {
                 .minimumExpectedValue(1.0).maximumExpectedValue((double) Duration.ofDays(7).toSeconds()).register(registry);
         this.gpusByQueueAndModel = MultiGauge.builder("gantry.placement.gpus.allocated")
                 .description("GPUs held by running jobs, by queue and GPU model").register(registry);
-        this.gpuAllocated = MultiGauge.builder("gantry.placement.gpu.allocated")
-                .description("1 for each allocated GPU (node, index), labelled with the queue holding it").register(registry);
         this.pendingByQueue = MultiGauge.builder("gantry.placement.pending.jobs").description("jobs waiting, by queue")
                 .register(registry);
         this.oldestPendingByQueue = MultiGauge.builder("gantry.placement.oldest.pending").baseUnit("seconds")
@@ -108,18 +115,18 @@ public class WindowMetrics {
         Map<UUID, String> queueByJob = new HashMap<>();
         state.placed().forEach(p -> queueByJob.put(p.jobId(), p.queue()));
         Map<Tags, Long> byQueueAndModel = new HashMap<>();
-        List<MultiGauge.Row<?>> perGpu = new ArrayList<>();
+        Set<HeldGpu> heldGpus = new HashSet<>();
         for (ScenarioBuilder.Held held : state.held()) {
             String queue = queueByJob.getOrDefault(held.jobId(), "unknown");
             String model = modelByNode.getOrDefault(held.node(), "unknown");
             byQueueAndModel.merge(Tags.of("queue", queue, "model", model == null ? "none" : model), (long) held.gpus().size(), Long::sum);
             for (int gpu : held.gpus()) {
-                perGpu.add(MultiGauge.Row.of(Tags.of("node", held.node(), "gpu", Integer.toString(gpu), "queue", queue), 1));
+                heldGpus.add(new HeldGpu(held.node(), gpu, queue));
             }
         }
         gpusByQueueAndModel.register(byQueueAndModel.entrySet().stream()
                 .map(e -> MultiGauge.Row.of(e.getKey(), e.getValue())).toList(), true);
-        gpuAllocated.register(perGpu, true);
+        updateGpuAllocated(heldGpus);
 
         Map<String, Long> pending = new TreeMap<>();
         Map<String, Double> oldest = new TreeMap<>();
@@ -135,6 +142,38 @@ public class WindowMetrics {
                 .map(e -> MultiGauge.Row.of(Tags.of("queue", e.getKey()), e.getValue())).toList(), true);
         oldestPendingByQueue.register(oldest.entrySet().stream()
                 .map(e -> MultiGauge.Row.of(Tags.of("queue", e.getKey()), e.getValue())).toList(), true);
+    }
+
+    /**
+     * One step of a window ({@code read}, {@code gauges}, {@code plan}, {@code bind}, {@code reasons}):
+     * where a window's time goes when it runs over its limit.
+     */
+    void observePhase(String phase, long nanos) {
+        Timer.builder("gantry.placement.window.phase").description("one step of a scheduling window").tag("phase", phase)
+                .register(registry).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** A GPU a queue holds: one {@code gantry_placement_gpu_allocated} series. */
+    private record HeldGpu(String node, int gpu, String queue) {
+    }
+
+    /**
+     * Removes the series of GPUs no longer held and adds those of newly held ones. Re-registering
+     * every GPU of a large cluster each window took longer than reading the state.
+     */
+    private void updateGpuAllocated(Set<HeldGpu> held) {
+        gpuAllocated.entrySet().removeIf(e -> {
+            if (held.contains(e.getKey())) {
+                return false;
+            }
+            registry.remove(e.getValue());
+            return true;
+        });
+        for (HeldGpu gpu : held) {
+            gpuAllocated.computeIfAbsent(gpu, g -> Gauge.builder("gantry.placement.gpu.allocated", () -> 1)
+                    .description("1 for each allocated GPU (node, index), labelled with the queue holding it")
+                    .tags("node", g.node(), "gpu", Integer.toString(g.gpu()), "queue", g.queue()).register(registry));
+        }
     }
 
     void observeSolve(long nanos) {
@@ -154,6 +193,9 @@ public class WindowMetrics {
         Plan plan = decision.plan();
         if (plan == null) {
             return;
+        }
+        if (plan.metadata().containsKey("fallback")) {
+            fallbacks.increment();
         }
         preempted.increment(plan.preemptions().size());
         migrated.increment(plan.migrations().size());
