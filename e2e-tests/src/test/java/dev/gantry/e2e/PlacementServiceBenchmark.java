@@ -105,7 +105,7 @@ public final class PlacementServiceBenchmark {
 
             System.out.printf("solver fallbacks (greedy plan kept): %.0f of %.0f windows; jobs preempted: %.0f%n",
                     after.get("fallbacks") - before.get("fallbacks"), windows, after.get("preempted") - before.get("preempted"));
-            System.out.println("window steps, mean over the measured windows: " + phases(before, after, "read", "gauges", "plan", "bind", "reasons"));
+            System.out.println("window steps, mean over the measured windows: " + phases(before, after, "read", "gauges", "plan", "build", "check", "bind", "reasons"));
 
             int lone = Integer.getInteger("lone", 20);
             int fast = 0;
@@ -133,7 +133,7 @@ public final class PlacementServiceBenchmark {
                 }
             }
             Map<String, Double> afterLone = windowFigures();
-            System.out.println("fast path steps, mean: " + phases(after, afterLone, "fastpath-read", "fastpath-plan", "fastpath-bind"));
+            System.out.println("fast path steps, mean: " + phases(after, afterLone, "fastpath-read", "fastpath-plan", "fastpath-build", "fastpath-check", "fastpath-bind"));
             latencies.sort(Long::compare);
             System.out.printf("fast path: %d of %d lone jobs; event-to-bound inside the service: median %d ms, max %d ms%n", fast, lone,
                     latencies.isEmpty() ? -1 : latencies.get(latencies.size() / 2),
@@ -234,7 +234,8 @@ public final class PlacementServiceBenchmark {
 
     private static Map<String, Double> windowFigures() throws Exception {
         Map<String, Double> figures = new java.util.HashMap<>();
-        for (String phase : List.of("read", "gauges", "plan", "bind", "reasons", "fastpath-read", "fastpath-plan", "fastpath-bind")) {
+        for (String phase : List.of("read", "gauges", "plan", "build", "check", "bind", "reasons", "fastpath-read", "fastpath-plan", "fastpath-build",
+                "fastpath-check", "fastpath-bind")) {
             figures.put(phase + ".count", figure("gantry_placement_window_phase_seconds_count", phase));
             figures.put(phase + ".sum", figure("gantry_placement_window_phase_seconds_sum", phase));
         }

@@ -105,7 +105,7 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
             @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
-            @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "0.25") double solverMinShare) {
+            @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare) {
         this.binder = binder;
         this.stateCache = stateCache;
         this.outbox = outbox;
@@ -152,7 +152,7 @@ public class WindowLoop {
             Map<String, String> modelByNode = modelByNode(state);
             // the solver is CPU-bound: it runs on a worker thread, the result comes back on this context
             return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner,
-                            profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())))))
+                            profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), "")))
                     .chain(decision -> {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0]);
@@ -210,7 +210,7 @@ public class WindowLoop {
                     inLine.add(w);
                 }
             }
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(arrivals), profile)))
+            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, inLine, Planners.fastPath(arrivals), profile, "fastpath-")))
                     .chain(decision -> {
                         mark[0] = phase("fastpath-plan", mark[0]);
                         Placement mine = decision.plan() == null ? null : decision.plan().placements().stream()
@@ -415,9 +415,12 @@ public class WindowLoop {
     /**
      * Builds the scenario of {@code candidates} (pending jobs in line), plans and validates. The
      * decision's plan is null when there is nothing valid to apply; jobs the engine refuses to plan
-     * are named with why, so their owners learn it.
+     * are named with why, so their owners learn it. {@code step} prefixes the timings of building
+     * and checking ("" for a window, "fastpath-").
      */
-    Decision decide(Instant now, State state, List<ScenarioBuilder.Waiting> candidates, Planner planner, SolverProfile profile) {
+    Decision decide(Instant now, State state, List<ScenarioBuilder.Waiting> candidates, Planner planner, SolverProfile profile,
+            String step) {
+        long buildStart = System.nanoTime();
         Map<UUID, String> refused = new HashMap<>();
         List<ScenarioBuilder.Waiting> waiting = new ArrayList<>();
         for (ScenarioBuilder.Waiting w : candidates) {
@@ -467,10 +470,12 @@ public class WindowLoop {
             }
         }
         long solveStart = System.nanoTime();
+        metrics.observePhase(step + "build", solveStart - buildStart);
         Plan plan = planner.plan(scenario, profile);
         long solvedAt = System.nanoTime();
         metrics.observeSolve(solvedAt - solveStart);
         List<String> problems = PlanValidator.validate(scenario, plan);
+        metrics.observePhase(step + "check", System.nanoTime() - solvedAt);
         if (!problems.isEmpty()) {
             metrics.planRejected();
             LOG.errorf("plan of %s refused by the validator, not applied: %s", planner.name(), problems);

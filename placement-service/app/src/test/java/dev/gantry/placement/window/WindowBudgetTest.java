@@ -11,13 +11,13 @@ class WindowBudgetTest {
 
     @Test
     void theFirstWindowGivesTheSolverWhatReadingLeft() {
-        WindowBudget budget = new WindowBudget(Duration.ofMillis(200));
+        WindowBudget budget = new WindowBudget(Duration.ofMillis(200), 0.25);
         assertThat(budget.solveLimit(0, 30 * MS)).isEqualTo(Duration.ofMillis(170));
     }
 
     @Test
     void timeSpentAfterTheSolveIsKeptBackFromTheNextWindows() {
-        WindowBudget budget = new WindowBudget(Duration.ofMillis(200));
+        WindowBudget budget = new WindowBudget(Duration.ofMillis(200), 0.25);
         budget.afterSolveTook(60 * MS);
         assertThat(budget.solveLimit(0, 30 * MS)).isEqualTo(Duration.ofMillis(110));
         budget.afterSolveTook(10 * MS); // 0.3 x 10 + 0.7 x 60 = 45
@@ -27,10 +27,23 @@ class WindowBudgetTest {
 
     @Test
     void theSolverAlwaysGetsAQuarterOfTheLimitAndNeverMoreThanAll() {
-        WindowBudget budget = new WindowBudget(Duration.ofSeconds(2));
+        WindowBudget budget = new WindowBudget(Duration.ofSeconds(2), 0.25);
         budget.afterSolveTook(5_000 * MS);
         assertThat(budget.solveLimit(0, 100 * MS)).isEqualTo(Duration.ofMillis(500));
-        WindowBudget fresh = new WindowBudget(Duration.ofSeconds(2));
+        WindowBudget fresh = new WindowBudget(Duration.ofSeconds(2), 0.25);
         assertThat(fresh.solveLimit(0, 0)).isEqualTo(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void aShareOfOneKeepsTheWholeLimitForTheSolver() {
+        WindowBudget budget = new WindowBudget(Duration.ofMillis(200), 1);
+        budget.afterSolveTook(80 * MS);
+        assertThat(budget.solveLimit(0, 50 * MS)).isEqualTo(Duration.ofMillis(200));
+    }
+
+    @Test
+    void aShareOutsideZeroToOneIsRefused() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new WindowBudget(Duration.ofMillis(200), 1.5))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("min-share");
     }
 }
