@@ -12,6 +12,7 @@ import dev.gantry.placement.persistence.RunningJobRecord;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -65,6 +66,21 @@ public class StateCache {
     private final Rows<Long, ScenarioBuilder.Held> allocations = new Rows<>();
     private final Rows<UUID, Pending> pending = new Rows<>();
     private final Rows<Integer, List<QuotaShares.QueueShare>> shares = new Rows<>();
+    private final Table<String, NodeRecord, Described> nodeTable = new Table<>(nodes,
+            "select name, xmin::text from node where removed = false order by name", r -> r.getString(0),
+            keys -> NodeRecord.<NodeRecord>list("name in ?1", keys), n -> n.name, StateCache::nodeInfo);
+    private final Table<UUID, RunningJobRecord, Running> runningTable = new Table<>(running,
+            "select job_id, xmin::text from running_job order by job_id", r -> r.getUUID(0),
+            keys -> RunningJobRecord.<RunningJobRecord>list("jobId in ?1", keys), r -> r.jobId, StateCache::placed);
+    private final Table<Long, Allocation, ScenarioBuilder.Held> allocationTable = new Table<>(allocations,
+            "select id, xmin::text from allocation order by job_id, task", r -> r.getLong(0),
+            keys -> Allocation.<Allocation>list("id in ?1", keys), a -> a.id, StateCache::held);
+    private final Table<UUID, PendingJob, Pending> pendingTable = new Table<>(pending,
+            "select job_id, xmin::text from pending_job order by priority desc, submitted_at, job_id", r -> r.getUUID(0),
+            keys -> PendingJob.<PendingJob>list("jobId in ?1", keys), p -> p.jobId, StateCache::pending);
+    private final Table<Integer, QuotaSharesRecord, List<QuotaShares.QueueShare>> sharesTable = new Table<>(shares,
+            "select id, xmin::text from quota_shares", r -> r.getInteger(0),
+            keys -> QuotaSharesRecord.<QuotaSharesRecord>list("id in ?1", keys), q -> q.id, StateCache::shares);
     private long lastFullRead;
     private long rowsFetched;
 
@@ -73,29 +89,26 @@ public class StateCache {
         this.fullReadEvery = fullReadEvery;
     }
 
-    /** The state as the database holds it now; must run inside a Panache session (changed rows are fetched as entities). */
+    /**
+     * The state as the database holds it now; must run inside a Panache session (changed rows are
+     * fetched as entities). The five listings run at once, on connections of their own; the fetches
+     * of changed rows follow one after another on the session's.
+     */
     Uni<WindowLoop.State> read() {
         if (System.nanoTime() - lastFullRead > fullReadEvery.toNanos()) {
             forget();
             lastFullRead = System.nanoTime();
         }
-        return refresh(nodes, "select name, xmin::text from node where removed = false order by name", r -> r.getString(0),
-                keys -> NodeRecord.<NodeRecord>list("name in ?1", keys), n -> n.name, StateCache::nodeInfo)
-                .chain(described -> refresh(running, "select job_id, xmin::text from running_job order by job_id", r -> r.getUUID(0),
-                        keys -> RunningJobRecord.<RunningJobRecord>list("jobId in ?1", keys), r -> r.jobId, StateCache::placed)
-                        .chain(runningList -> refresh(allocations, "select id, xmin::text from allocation order by job_id, task",
-                                r -> r.getLong(0), keys -> Allocation.<Allocation>list("id in ?1", keys), a -> a.id, StateCache::held)
-                                .chain(heldList -> refresh(pending,
-                                        "select job_id, xmin::text from pending_job order by priority desc, submitted_at, job_id",
-                                        r -> r.getUUID(0), keys -> PendingJob.<PendingJob>list("jobId in ?1", keys), p -> p.jobId,
-                                        StateCache::pending)
-                                        .chain(pendingList -> refresh(shares, "select id, xmin::text from quota_shares",
-                                                r -> r.getInteger(0), keys -> QuotaSharesRecord.<QuotaSharesRecord>list("id in ?1", keys),
-                                                s -> s.id, StateCache::shares)
+        return Uni.combine().all().unis(nodeTable.list(), runningTable.list(), allocationTable.list(), pendingTable.list(),
+                sharesTable.list()).asTuple().chain(listed -> nodeTable.update(listed.getItem1())
+                .chain(described -> runningTable.update(listed.getItem2())
+                        .chain(runningList -> allocationTable.update(listed.getItem3())
+                                .chain(heldList -> pendingTable.update(listed.getItem4())
+                                        .chain(pendingList -> sharesTable.update(listed.getItem5())
                                                 .map(sharesList -> new WindowLoop.State(described.stream().map(Described::node).toList(),
                                                         runningList.stream().map(Running::placed).toList(), heldList,
                                                         pendingList.stream().map(Pending::waiting).toList(),
-                                                        sharesList.isEmpty() ? List.of() : sharesList.get(0)))))));
+                                                        sharesList.isEmpty() ? List.of() : sharesList.get(0))))))));
     }
 
     /** The reason the job was last given, as of the last read (null: none yet, or not pending then). */
@@ -119,17 +132,38 @@ public class StateCache {
     }
 
     /**
-     * Brings {@code rows} up to date with the table: lists (key, version) with {@code versionsSql},
-     * fetches the rows whose version is new through {@code fetch}, converts them with {@code convert}
-     * (given the value the row had before, if any, to keep what did not change; null: unreadable, left
-     * out, and not read again until it changes) and returns the values in the listing's order.
+     * One table as the cache knows it: {@code versionsSql} lists (key, version) in the order the
+     * window wants; {@code fetch} loads rows by key; {@code convert} turns a row into its value,
+     * given the value it had before if any, to keep what did not change (null: unreadable, left out,
+     * and not read again until it changes).
      */
-    private <K, E, V> Uni<List<V>> refresh(Rows<K, V> rows, String versionsSql, Function<Row, K> key,
-            Function<List<K>, Uni<List<E>>> fetch, Function<E, K> keyOf, BiFunction<E, V, V> convert) {
-        return pool.query(versionsSql).execute().chain(result -> {
+    private final class Table<K, E, V> {
+        private final Rows<K, V> rows;
+        private final String versionsSql;
+        private final Function<Row, K> key;
+        private final Function<List<K>, Uni<List<E>>> fetch;
+        private final Function<E, K> keyOf;
+        private final BiFunction<E, V, V> convert;
+
+        Table(Rows<K, V> rows, String versionsSql, Function<Row, K> key, Function<List<K>, Uni<List<E>>> fetch, Function<E, K> keyOf,
+                BiFunction<E, V, V> convert) {
+            this.rows = rows;
+            this.versionsSql = versionsSql;
+            this.key = key;
+            this.fetch = fetch;
+            this.keyOf = keyOf;
+            this.convert = convert;
+        }
+
+        Uni<RowSet<Row>> list() {
+            return pool.query(versionsSql).execute();
+        }
+
+        /** Brings the rows up to date with a listing: fetches the new and changed ones; returns the values in the listing's order. */
+        Uni<List<V>> update(RowSet<Row> listing) {
             List<K> order = new ArrayList<>();
             Map<K, String> versions = new HashMap<>();
-            for (Row r : result) {
+            for (Row r : listing) {
                 K k = key.apply(r);
                 order.add(k);
                 versions.put(k, r.getString(1));
@@ -149,7 +183,7 @@ public class StateCache {
                 }).replaceWithVoid());
             }
             return fetched.map(ignored -> rows.inOrder(order));
-        });
+        }
     }
 
     private static Described nodeInfo(NodeRecord n, Described before) {

@@ -206,7 +206,9 @@ public class WindowLoop {
             }
             List<ScenarioBuilder.Waiting> inLine = new ArrayList<>();
             for (ScenarioBuilder.Waiting w : state.waiting()) {
-                if (w == job || aheadOf(w.spec(), job.spec())) {
+                // a job ahead that cannot use any GPU model this one can is no rival for its GPUs: leaving it out
+                // spares the greedy pass hundreds of hopeless tries when a long line waits for another model
+                if (w == job || aheadOf(w.spec(), job.spec()) && mayShareModel(w.spec(), job.spec())) {
                     inLine.add(w);
                 }
             }
@@ -226,15 +228,16 @@ public class WindowLoop {
                         Plan only = new Plan(Plan.FORMAT, "fast-path", List.of(mine), List.of(), List.of(), List.of(),
                                 decision.plan().solveMillis(), Map.of("planner", "greedy", "fastPath", "true"));
                         return binder.apply(only, modelByNode(state))
-                                .call(placed -> metrics.observeBound(only))
-                                .map(placed -> {
+                                .invoke(placed -> {
+                                    // bound (committed) now: the wait in the queue is counted after this
                                     phase("fastpath-bind", mark[0]);
                                     if (placed > 0) {
                                         metrics.observeFastPath(System.nanoTime() - receivedNanos);
                                         LOG.infof("fast path: job %s placed without waiting for the window", jobId);
                                     }
-                                    return placed > 0;
-                                });
+                                })
+                                .call(placed -> metrics.observeBound(only))
+                                .map(placed -> placed > 0);
                     });
         }).eventually(this::donePlanning);
     }
@@ -340,6 +343,13 @@ public class WindowLoop {
             }
         }
         return weights;
+    }
+
+    /** Whether two jobs could run on the same GPU model: either takes any model, or their lists meet. */
+    static boolean mayShareModel(JobQueued a, JobQueued b) {
+        List<String> x = a.gpuModels();
+        List<String> y = b.gpuModels();
+        return x == null || x.isEmpty() || y == null || y.isEmpty() || x.stream().anyMatch(y::contains);
     }
 
     /** Whether {@code other} is ahead of {@code job} in line: higher priority, or as high and submitted earlier. */
