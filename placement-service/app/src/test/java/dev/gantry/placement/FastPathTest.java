@@ -3,6 +3,7 @@ package dev.gantry.placement;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
@@ -124,6 +125,33 @@ class FastPathTest {
         }
         await().atMost(Duration.ofSeconds(10)).until(() ->
                 db.queryLong("select count(*) from allocation where job_id = ?::uuid", small.toString()) == 0);
+    }
+
+    @Test
+    void aJobAnotherReplicaStoredIsPlacedByThisLeadersFastPath() throws Exception {
+        String model = "L40S-48GB"; // nodes and job of this test alone
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, "fp-other", new NodeChanged(System.nanoTime(), node("fp-other", model))));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = 'fp-other'") == 1);
+        long windowsBefore = registry.find("gantry.placement.window").timer().count();
+
+        // what another replica's jobs consumer does: store the job and signal it in one transaction; no event reaches this one
+        UUID id = UUID.randomUUID();
+        JobQueued spec = job(id, 1, 2, 100, Instant.now(), model).payload();
+        db.queryString("with stored as (insert into pending_job (job_id, name, queue, priority, total_gpus, spec, submitted_at, received_at) "
+                + "values (?::uuid, ?, ?, ?, 2, ?, now(), now()) returning job_id) select pg_notify('gantry_jobs_queued', job_id || ' ' || ?) "
+                + "from stored", id.toString(), spec.name(), spec.queue(), spec.priority(), EventCodec.toJson(spec),
+                Long.toString(System.currentTimeMillis()));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> bound(id) == 1);
+        assertThat(registry.find("gantry.placement.window").timer().count()).as("bound by the fast path, no window ran")
+                .isEqualTo(windowsBefore);
+
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0);
     }
 
     @Test

@@ -49,9 +49,9 @@ public class JobEventsConsumer {
         try {
             return switch (type) {
                 case Subjects.JOBS_QUEUED -> {
-                    long received = System.nanoTime();
+                    Instant received = Instant.now();
                     EventEnvelope<JobQueued> queued = EventCodec.decode(event, JobQueued.class);
-                    yield applyOnce(queued, this::storePending).invoke(() -> offerFastPath(queued.payload(), received));
+                    yield applyOnce(queued, e -> storePending(e, received)).invoke(() -> recordArrival(queued.payload()));
                 }
                 case Subjects.JOBS_CANCELLED -> applyOnce(EventCodec.decode(event, JobCancelled.class), this::cancel);
                 default -> {
@@ -68,14 +68,13 @@ public class JobEventsConsumer {
     }
 
     /**
-     * After the job is stored (committed): count it in the workload the planners keep room for,
-     * and offer it the fast path, without waiting for it (the
-     * window is the safety net for whatever the fast path does not place).
+     * After the job is stored (committed): count it in the workload the planners keep room for. With
+     * several replicas each counts the arrivals it consumed: a random share of them, so the mix of
+     * shapes stays the same. The fast path is offered by the {@link QueuedJobSignal} the store sent.
      */
-    private void offerFastPath(JobQueued job, long receivedNanos) {
+    private void recordArrival(JobQueued job) {
         if (job.jobId() != null) {
             windows.recordArrival(job);
-            windows.offerFastPath(job.jobId(), receivedNanos);
         }
     }
 
@@ -83,7 +82,7 @@ public class JobEventsConsumer {
         return processed.applyOnce(envelope, change);
     }
 
-    private Uni<Void> storePending(EventEnvelope<JobQueued> envelope) {
+    private Uni<Void> storePending(EventEnvelope<JobQueued> envelope, Instant received) {
         JobQueued job = envelope.payload();
         if (job.jobId() == null || job.queue() == null || job.taskGroups() == null || job.taskGroups().isEmpty()) {
             // cannot be planned, and retrying cannot mend it: counted, logged, acknowledged
@@ -104,7 +103,7 @@ public class JobEventsConsumer {
                 LOG.debugf("job %s already placed, jobs.queued ignored", accepted.jobId());
                 return Uni.createFrom().voidItem();
             }
-            return storeNew(accepted);
+            return storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received));
         });
     }
 

@@ -256,9 +256,9 @@ public class WindowLoop {
     }
 
     /**
-     * Starts the job's fast path without waiting for it: the caller (the jobs consumer) goes on with
-     * the next event, so a cancel is never queued behind a placement and a burst of arrivals piles
-     * up where {@link #donePlanning} sees it. Runs on a fresh duplicated context, as a request
+     * Starts the job's fast path without waiting for it: the caller (the signal that a replica stored
+     * the job, {@code QueuedJobSignal}) goes on at once, so a cancel is never queued behind a
+     * placement and a burst of arrivals piles up where {@link #donePlanning} sees it. Runs on a fresh duplicated context, as a request
      * would: it opens its own database session.
      */
     public void offerFastPath(UUID jobId, long receivedNanos) {
