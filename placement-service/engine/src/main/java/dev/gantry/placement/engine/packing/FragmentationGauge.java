@@ -7,10 +7,13 @@ import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * How much of a node's free GPU capacity the workload could not use: for each pod shape of the
@@ -45,7 +48,34 @@ public final class FragmentationGauge {
     /** Below this many pods counted, a {@link WorkloadMix} says too little and the window's own workload is used. */
     static final int MIN_MIX_PODS = 32;
 
+    /** Measures kept at most: a window's distinct node states are far fewer; the cap only bounds a long-lived gauge. */
+    static final int MAX_REMEMBERED = 200_000;
+
     private final List<Shape> shapes;
+    /**
+     * Measures already worked out, by what they depend on. Packing ranks every eligible node for
+     * every pod, and most nodes of a large cluster are in one of a few states (free, full, half
+     * taken), so most measures are asked for again and again.
+     */
+    private final Map<NodeState, Double> remembered = new ConcurrentHashMap<>();
+
+    /** All a node's measure depends on: its GPU model and sharing, the room on each GPU, its free CPU and memory. */
+    private record NodeState(String model, boolean sharing, long cpuFree, long memFree, int hash, int[] free) {
+        static NodeState of(Node node, int[] free, long cpuFree, long memFree) {
+            return new NodeState(node.gpuModel(), node.gpuSharing(), cpuFree, memFree, Arrays.hashCode(free), free);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof NodeState other && hash == other.hash && cpuFree == other.cpuFree && memFree == other.memFree
+                    && sharing == other.sharing && Objects.equals(model, other.model) && Arrays.equals(free, other.free);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(model, sharing, cpuFree, memFree, hash);
+        }
+    }
 
     FragmentationGauge(List<Shape> shapes) {
         this.shapes = List.copyOf(shapes);
@@ -143,6 +173,20 @@ public final class FragmentationGauge {
     }
 
     private double measure(Node node, int[] free, long cpuFree, long memFree) {
+        NodeState state = NodeState.of(node, free, cpuFree, memFree);
+        Double known = remembered.get(state);
+        if (known != null) {
+            return known;
+        }
+        double value = measureAfresh(node, free, cpuFree, memFree);
+        if (remembered.size() >= MAX_REMEMBERED) {
+            remembered.clear();
+        }
+        remembered.put(new NodeState(state.model(), state.sharing(), cpuFree, memFree, state.hash(), free.clone()), value);
+        return value;
+    }
+
+    private double measureAfresh(Node node, int[] free, long cpuFree, long memFree) {
         int total = 0;
         int whole = 0;
         for (int f : free) {

@@ -46,6 +46,20 @@ class FragmentationGaugeTest {
     }
 
     @Test
+    void aRememberedMeasureIsNeverTakenForANodeOfAnotherModelOrState() {
+        ClusterState st = new ClusterState(sc);
+        int a100 = st.indexOf("a100-0");
+        int v100 = st.indexOf("v100-0");
+        FragmentationGauge fresh = FragmentationGauge.of(sc);
+        // the other order than the test above: a remembered V100 measure must not answer for the A100 node
+        double v = fresh.measure(st, v100);
+        assertThat(fresh.measure(st, a100)).isZero();
+        assertThat(fresh.measure(st, v100)).isEqualTo(v);
+        st.take(a100, new int[] {0}, null, 0, 0);
+        assertThat(fresh.measure(st, a100)).as("a changed node is measured again").isCloseTo(7000 * 2.0 / 3, within(1e-6));
+    }
+
+    @Test
     void oneGpuTakenFromAWholeA100NodeCostsItsSevenOthersForTheBigPods() {
         ClusterState st = new ClusterState(sc);
         Replica one = new Replica("w-0", 1, null, 0, 0, GpuTopology.ANY);
