@@ -70,7 +70,7 @@ public class WindowLoop {
     private final WorkloadMix arrivals = new WorkloadMix();
     private final SolverProfile profile;
     private final boolean fastPathEnabled;
-    /** The profile's limit is the whole window's: the solver gets what reading and binding leave of it. */
+    /** How much of the profile's limit the solver keeps when reading and binding take part of the window (all, by default). */
     private final WindowBudget budget;
     /** One write of pending reasons at a time: a window whose reasons find the last write still busy leaves them to the next. */
     private final AtomicBoolean writingReasons = new AtomicBoolean();
