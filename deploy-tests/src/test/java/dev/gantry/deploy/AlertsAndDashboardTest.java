@@ -24,10 +24,10 @@ class AlertsAndDashboardTest {
     private static final Pattern METRIC = Pattern.compile("\\b(?:gantry|DCGM)_[A-Za-z0-9_:]+");
 
     @Test
-    void the_four_alerts_exist_with_a_severity_and_a_description() {
+    void the_five_alerts_exist_with_a_severity_and_a_description() {
         Map<String, Rule> alerts = alerts();
         assertThat(alerts).containsOnlyKeys("GantryQueueOldestJobWaiting", "GantryGpuAllocatedButIdle",
-                "GantryPlacementWindowOverrun", "GantryPlacementPlanRejected");
+                "GantryPlacementWindowOverrun", "GantryPlacementSolverStarved", "GantryPlacementPlanRejected");
         assertThat(alerts.values()).allSatisfy(rule -> {
             assertThat(rule.getLabels()).containsKey("severity");
             assertThat(rule.getAnnotations()).containsKeys("summary", "description");
@@ -40,6 +40,8 @@ class AlertsAndDashboardTest {
         assertThat(idle.getFor()).isEqualTo("30m");
         assertThat(metrics(alerts.get("GantryPlacementWindowOverrun").getExpr().getStrVal()))
                 .contains("gantry_placement_window_overruns_total");
+        assertThat(metrics(alerts.get("GantryPlacementSolverStarved").getExpr().getStrVal()))
+                .containsExactlyInAnyOrder("gantry_placement_solver_fallbacks_total", "gantry_placement_window_seconds_count");
         assertThat(metrics(alerts.get("GantryPlacementPlanRejected").getExpr().getStrVal()))
                 .containsExactly("gantry_placement_plans_rejected_total");
     }

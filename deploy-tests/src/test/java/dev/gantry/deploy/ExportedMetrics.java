@@ -15,6 +15,7 @@ final class ExportedMetrics {
     private static final Set<String> TIMERS = Set.of(
             "gantry_placement_window_seconds",
             "gantry_placement_solve_seconds",
+            "gantry_placement_window_phase_seconds",
             "gantry_placement_queue_wait_seconds");
 
     /** Counters (named with their _total) and gauges, exported under exactly these names. */
@@ -23,6 +24,7 @@ final class ExportedMetrics {
             "gantry_placement_window_overruns_total",
             "gantry_placement_window_limit_seconds",
             "gantry_placement_plans_rejected_total",
+            "gantry_placement_solver_fallbacks_total",
             "gantry_placement_jobs_placed_total",
             "gantry_placement_jobs_preempted_total",
             "gantry_placement_jobs_migrated_total",
