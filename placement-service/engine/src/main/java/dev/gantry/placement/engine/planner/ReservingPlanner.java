@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * <p>Waiting jobs are taken in aged priority order ({@link Aging#order}: among equal priorities
  * the longest-waiting first). The first that does not fit now, after those before it (packed by
  * plain best fit, {@link EasyBackfill}), is the head: it gets the earliest GPUs that running jobs
- * free by their estimated ends. The reserved GPUs that are free now are a hole until then:
+ * free by their estimated ends (and the jobs before it, which EASY starts first, by theirs). The
+ * reserved GPUs that are free now and not taken by those jobs are a hole until then:
  * <ol>
  * <li>waiting jobs that end (by their estimate) before the reservation starts fill the hole, in
  * the same order, by best fit inside it;
@@ -88,7 +89,8 @@ public final class ReservingPlanner implements Planner {
         }
         ClusterState now = new ClusterState(sc);
         sc.running().forEach(now::occupy);
-        long[] hole = freeReservedGpus(now, res);
+        // not the GPUs EASY gave to the jobs before the head: the reservation counted on them being taken
+        long[] hole = freeReservedGpus(easy.state(), res);
         ClusterState holeOnly = onlyHoleFree(now, hole);
         List<Started> inHole = fillHole(sc, order, res, holeOnly, packer);
         Scenario held = holding(sc, res, inHole, holeOnly, hole);
@@ -110,12 +112,12 @@ public final class ReservingPlanner implements Planner {
         return left.toMillis() < 1 ? Duration.ofMillis(1) : left;
     }
 
-    /** Per node, the reserved GPUs that are wholly free now. */
-    private static long[] freeReservedGpus(ClusterState now, EasyBackfill.Reservation res) {
-        long[] hole = new long[now.size()];
+    /** Per node, the reserved GPUs that are wholly free in {@code state}. */
+    private static long[] freeReservedGpus(ClusterState state, EasyBackfill.Reservation res) {
+        long[] hole = new long[state.size()];
         for (GangPacker.Assigned a : res.gpus()) {
             for (int g : a.gpus()) {
-                hole[a.node()] |= now.freeMask(a.node()) & (1L << g);
+                hole[a.node()] |= state.freeMask(a.node()) & (1L << g);
             }
         }
         return hole;

@@ -95,6 +95,18 @@ class ReservingPlannerTest {
     }
 
     @Test
+    void aJobBeforeTheHeadStillGetsTheGpusTheHeadIsReservedAfterIt() {
+        // node b: GPU 7 free; node a wholly free. whole-node (8 GPUs) fits now and goes first; pair (2 GPUs,
+        // long) then fits nowhere and is the head, reserved on a's GPUs from whole-node's end
+        Scenario base = headOfLineBlocked();
+        Scenario sc = new Scenario(base.format(), base.name(), NOW, base.nodes(), base.queues(), List.of(base.running().get(1)),
+                List.of(waiting("whole-node", 8, 0, 100), waiting("pair", 2, 10, 10_000)));
+        Plan plan = new ReservingPlanner(Planners.byName("timefold"), ESTIMATED_END).plan(sc, TEST);
+        assertThat(plan.metadata()).containsEntry("reservation", "pair@1100");
+        assertThat(jobsOn(plan, "a")).containsExactly("whole-node");
+    }
+
+    @Test
     void withoutEstimatedEndsItIsTheWrappedPlanner() {
         Scenario sc = headOfLineBlocked();
         Plan wrapped = new GreedyPlanner().plan(sc, TEST);
