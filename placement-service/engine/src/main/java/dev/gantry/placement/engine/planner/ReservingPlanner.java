@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Another planner with EASY backfilling's reservation for the head of the line, for callers that
+ * Wraps a planner in EASY backfilling's reservation for the head of the line, for callers that
  * know when running jobs will end (a scenario does not say: the caller supplies the estimates).
  * In a window without a reservation this is exactly the planner it wraps.
  *
