@@ -32,8 +32,12 @@ class ReplayTest {
     private static final ReplayOptions OPTIONS = new ReplayOptions(10, SolverProfile.FAST.withTimeLimit(Duration.ofMillis(200)), false, true, true);
 
     private Map<String, JobRecord> replay(ClusterFile cluster, String csv, String policy) throws IOException {
+        return replay(cluster, csv, policy, OPTIONS);
+    }
+
+    private Map<String, JobRecord> replay(ClusterFile cluster, String csv, String policy, ReplayOptions options) throws IOException {
         List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "trace.csv", csv), null, null);
-        ReplayResult r = new Replay(cluster, jobs, OPTIONS).run(policy, Progress.NONE);
+        ReplayResult r = new Replay(cluster, jobs, options).run(policy, Progress.NONE);
         return r.jobs().stream().collect(Collectors.toMap(JobRecord::name, Function.identity()));
     }
 
@@ -59,15 +63,24 @@ class ReplayTest {
         assertThat(r.get("d").firstStart()).isEqualTo(1100);
     }
 
-    @Test
-    void backfillJumpsTheQueueWithoutDelayingTheHead() throws IOException {
-        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "backfill");
+    /** timefold reserves for the head as backfill does (the replay supplies the estimated ends). */
+    @ParameterizedTest
+    @ValueSource(strings = {"backfill", "timefold"})
+    void aShortJobJumpsTheQueueWithoutDelayingTheHead(String policy) throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, policy);
         // d ends (by its estimate) at 510, before b's reservation at 1000: it jumps the queue
         assertThat(r.get("d").firstStart()).isEqualTo(10);
         // b starts exactly when it would under fifo: nothing delayed it
         assertThat(r.get("b").firstStart()).isEqualTo(1000);
         // c would still run at 1000 and sit on GPUs b has reserved: it waits
         assertThat(r.get("c").firstStart()).isEqualTo(1100);
+    }
+
+    @Test
+    void timefoldWithoutItsReservationStarvesTheHeadAsGreedyDoes() throws IOException {
+        ReplayOptions noReservation = new ReplayOptions(OPTIONS.windowSeconds(), OPTIONS.profile(), false, true, true, false);
+        var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "timefold", noReservation);
+        assertThat(r.get("b").firstStart()).isEqualTo(5010);
     }
 
     @Test
@@ -79,15 +92,16 @@ class ReplayTest {
         assertThat(r.get("b").firstStart()).isEqualTo(5010);
     }
 
-    @Test
-    void backfillLetsALongJobRunBesideTheReservation() throws IOException {
+    @ParameterizedTest
+    @ValueSource(strings = {"backfill", "timefold"})
+    void aLongJobRunsBesideTheReservation(String policy) throws IOException {
         // b needs 4 of the 8 GPUs at 1000; c (long, 2 GPUs) keeps off them, so it may start now
         var r = replay(TestClusters.eightGpuNodes(1, 1), """
                 name,submit,duration,gpus
                 a,0,1000,6
                 b,5,100,4
                 c,6,5000,2
-                """, "backfill");
+                """, policy);
         assertThat(r.get("c").firstStart()).isEqualTo(10);
         assertThat(r.get("b").firstStart()).isEqualTo(1000);
     }

@@ -38,7 +38,7 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--from T --to T] [--out DIR] "
-            + "[--preemption] [--no-validate] [--no-fast-path] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE";
 
@@ -75,7 +75,7 @@ public final class SimulateCommand {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--from", "--to", "--out", "--seeds",
                         "--modes", "--batch"),
-                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path"));
+                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
         if (!List.of("philly", "openb", "gantry-csv").contains(format)) {
@@ -168,8 +168,9 @@ public final class SimulateCommand {
             run.put("to", to == null ? "end" : to);
             run.put("preemption", a.flag("--preemption"));
             run.put("timefoldFastPath", !a.flag("--no-fast-path"));
+            run.put("timefoldReservation", !a.flag("--no-reservation"));
             Replay replay = new Replay(cluster, jobs, new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
-                    !a.flag("--no-fast-path")));
+                    !a.flag("--no-fast-path"), !a.flag("--no-reservation")));
             if (!a.flag("--quiet")) {
                 bar = new ProgressBar(err, policies.size());
             }

@@ -3,6 +3,7 @@ package dev.gantry.simulator.policy;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
+import dev.gantry.placement.engine.planner.ReservingPlanner;
 import java.util.List;
 import java.util.function.ToLongFunction;
 
@@ -11,6 +12,10 @@ import java.util.function.ToLongFunction;
  * backfill and las, and {@code greedy-frag}: the fragmentation-aware greedy pass the solver
  * starts from (the service's fast path), to see what the solver adds to it; {@code bestfit-paper}:
  * the FGD paper's BestFit score, to check the OpenB replay against its published figures.
+ *
+ * <p>{@code timefold} in a replay that knows running jobs' estimated ends (the job-trace replay)
+ * reserves GPUs for the head of the line as EASY backfilling does ({@link ReservingPlanner}),
+ * then the solver plans the rest; the placement service has no such estimates and plans without.
  */
 public final class Policies {
     public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill", "las", "greedy-frag", "bestfit-paper");
@@ -18,13 +23,13 @@ public final class Policies {
     private Policies() {
     }
 
-    /** @param estimatedEnd running job -> estimated end, for backfill's reservation */
+    /** @param estimatedEnd running job -> estimated end, for the reservations; null when the replay has none */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd) {
         return create(name, estimatedEnd, false);
     }
 
     /**
-         * @param fastPath skip the solver where greedy places every waiting job (see {@link FastPathPlanner})
+     * @param fastPath skip the solver where greedy places every waiting job (see {@link FastPathPlanner})
      */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath) {
         return create(name, estimatedEnd, fastPath, null);
@@ -35,6 +40,17 @@ public final class Policies {
      *     replay records them; null: each window's own workload)
      */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, WorkloadMix mix) {
+        return create(name, estimatedEnd, fastPath, estimatedEnd != null, mix);
+    }
+
+    /**
+     * @param estimatedEnd      running job -> estimated end (absolute seconds; Long.MAX_VALUE if unknown),
+     *                          or null when the replay has no estimates at all
+     * @param timefoldReserves  timefold reserves for the head of the line (only with {@code estimatedEnd})
+     */
+    public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, boolean timefoldReserves,
+            WorkloadMix mix) {
+        ToLongFunction<String> ends = estimatedEnd == null ? job -> Long.MAX_VALUE : estimatedEnd;
         if ("bestfit-paper".equals(name)) {
             return new PaperBestFitPlanner();
         }
@@ -45,12 +61,16 @@ public final class Policies {
             return new LasPlanner();
         }
         if ("backfill".equals(name)) {
-            return new BackfillPlanner(estimatedEnd);
+            return new BackfillPlanner(ends);
         }
         if (!Planners.NAMES.contains(name)) {
             throw new IllegalArgumentException("unknown policy " + name + " (one of " + String.join(", ", NAMES) + ")");
         }
         Planner p = Planners.byName(name, mix);
-        return fastPath && "timefold".equals(name) ? new FastPathPlanner(p, mix) : p;
+        if (!"timefold".equals(name)) {
+            return p;
+        }
+        Planner timefold = fastPath ? new FastPathPlanner(p, mix) : p;
+        return timefoldReserves && estimatedEnd != null ? new ReservingPlanner(timefold, estimatedEnd) : timefold;
     }
 }

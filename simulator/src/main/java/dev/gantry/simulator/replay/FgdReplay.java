@@ -99,7 +99,7 @@ public final class FgdReplay {
         long wallStart = System.nanoTime();
         WorkloadMix arrivals = new WorkloadMix();
         // nothing departs: no end is known
-        Planner planner = Policies.create(policy, name -> Long.MAX_VALUE, fastPath, arrivals);
+        Planner planner = Policies.create(policy, null, fastPath, arrivals); // nothing departs: no estimated ends
         List<OpenbTrace.Pod> seq = arrivals(seed);
         long capacity = cluster.gpuMilli();
         Map<String, RunningJob> running = new LinkedHashMap<>();

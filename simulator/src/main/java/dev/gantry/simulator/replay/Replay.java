@@ -76,7 +76,9 @@ public final class Replay {
         Map<String, Live> runningByName = new HashMap<>();
         Map<String, Long> endByName = new HashMap<>();
         WorkloadMix arrivals = new WorkloadMix();
-        Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath(), arrivals);
+        // the replay knows every running job's end exactly: the runtime estimates are perfect
+        Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath(),
+                options.reservation(), arrivals);
         // las: the priority a planner sees is set from the service each job has received (Tiresias)
         boolean las = planner instanceof LasPlanner;
         Map<String, Live> pending = new LinkedHashMap<>();

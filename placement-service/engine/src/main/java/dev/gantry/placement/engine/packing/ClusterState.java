@@ -261,6 +261,11 @@ public final class ClusterState {
         return out;
     }
 
+    /** The GPU indices set in a mask, ascending. */
+    public static int[] indices(long mask) {
+        return lowest(mask, Long.bitCount(mask));
+    }
+
     private static int[] lowest(long mask, int count) {
         int[] out = new int[count];
         long m = mask;

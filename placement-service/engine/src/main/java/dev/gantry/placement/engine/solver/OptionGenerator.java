@@ -10,6 +10,7 @@ import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
+import dev.gantry.placement.engine.packing.Aging;
 import dev.gantry.placement.engine.packing.ClusterState;
 import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.GreedyPass;
@@ -159,9 +160,8 @@ public final class OptionGenerator {
                 seed = o;
             }
         }
-        long waited = Math.max(0, sc.nowSeconds() - job.submittedAtSeconds());
         // aging: +1 priority point per 10 minutes waited, at most +100, so old jobs do not starve
-        long weight = Math.max(1, 1000L + job.priority() + Math.min(100, waited / 600));
+        long weight = Math.max(1, 1000L + job.priority() + Aging.points(job, sc.nowSeconds()));
         GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.PENDING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
                 job.priority(), job.gpuMilli(), weight, job.preemptible(), job.checkpointable(), 0, options, null);
         a.setOption(seed);

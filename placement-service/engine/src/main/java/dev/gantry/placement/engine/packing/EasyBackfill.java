@@ -1,0 +1,162 @@
+package dev.gantry.placement.engine.packing;
+
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.Scenario;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.ToLongFunction;
+
+/**
+ * EASY backfilling's bookkeeping (Lifka's; Slurm's backfill with one reservation), one job at a
+ * time in the caller's order: a job starts while it fits; the first that does not (the head)
+ * gets one reservation: the earliest estimated time at which it fits once running work ends,
+ * and the GPUs it would take then. A later job may start if it ends (by its estimate) before
+ * that time, or if it keeps off the reserved GPUs, so the head never starts later than its
+ * reservation when the estimates hold.
+ *
+ * <p>Runtime estimates: a pending job's {@code estimatedRuntimeSeconds}; a running job's end
+ * comes from {@code estimatedEnd}, which the caller must supply (a scenario does not carry it).
+ */
+public final class EasyBackfill {
+
+    /** What {@link #offer} did with a job. */
+    public enum Outcome {
+        /** Placed now: {@link #lastFit()} says where. */
+        STARTED,
+        /** Its queue has no room for even its smallest gang. */
+        OVER_CAPABILITY,
+        /** It fits only by delaying the head past its reservation. */
+        HELD_BACK,
+        /** It is the head: {@link #reservation()} is its. */
+        RESERVED,
+        /** It does not fit now and would not even once every running job with an estimate has ended. */
+        NEVER_FITS
+    }
+
+    /** The head's reservation: from when it can start, and the GPUs it will take then. */
+    public record Reservation(String head, long start, List<GangPacker.Assigned> gpus) {
+
+        /** Whether a job ending at {@code end} (absolute seconds) is gone before the head starts. */
+        public boolean endsInTime(long end) {
+            return end <= start;
+        }
+    }
+
+    /** What holds GPUs until an estimated end: a running job or a gang started by this pass. */
+    private record Holder(long end, RunningJob running, List<GangPacker.Assigned> placed) {
+    }
+
+    private final long now;
+    private final GangPacker packer;
+    private final ClusterState state;
+    private final QueueLedger ledger;
+    private final List<Holder> holders = new ArrayList<>();
+    private Reservation reservation;
+    /** The current state with the head's reserved GPUs also taken: where jobs that outlast the reservation may go. */
+    private ClusterState outsideReservation;
+    private GangPacker.GangFit lastFit;
+
+    /**
+     * @param estimatedEnd running job name -> estimated end (absolute seconds, the scenario's
+     *     clock); {@link Long#MAX_VALUE} when unknown (such a job never frees its GPUs for a reservation)
+     */
+    public EasyBackfill(Scenario sc, GangPacker packer, ToLongFunction<String> estimatedEnd) {
+        this.now = sc.nowSeconds();
+        this.packer = packer;
+        this.state = new ClusterState(sc);
+        sc.running().forEach(state::occupy);
+        this.ledger = new QueueLedger(sc);
+        for (RunningJob r : sc.running()) {
+            holders.add(new Holder(estimatedEnd.applyAsLong(r.name()), r, null));
+        }
+    }
+
+    /** When a pending job would end if it started at {@code now}; {@link Long#MAX_VALUE} without an estimate. */
+    public static long estimatedEnd(PendingJob job, long now) {
+        return job.estimatedRuntimeSeconds() == null ? Long.MAX_VALUE : now + job.estimatedRuntimeSeconds();
+    }
+
+    /** Starts the job if EASY lets it start now, else makes it the head if there is none yet. */
+    public Outcome offer(PendingJob job) {
+        List<Replica> reps = Replica.of(job);
+        if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
+            return Outcome.OVER_CAPABILITY;
+        }
+        long end = estimatedEnd(job, now);
+        boolean mayUseReserved = reservation == null || reservation.endsInTime(end);
+        GangPacker.GangFit fit = packer.place(mayUseReserved ? state : outsideReservation, job, reps);
+        if (fit != null && fit.complete() && ledger.blockedBy(job.queue(), fit.gpuMilli()) == null) {
+            for (GangPacker.Assigned a : fit.tasks()) {
+                state.take(a.node(), a.replica(), a.gpus());
+                if (outsideReservation != null) {
+                    outsideReservation.take(a.node(), a.replica(), a.gpus());
+                }
+            }
+            ledger.add(job.queue(), fit.gpuMilli());
+            holders.add(new Holder(end, null, fit.tasks()));
+            lastFit = fit;
+            return Outcome.STARTED;
+        }
+        if (reservation != null) {
+            return Outcome.HELD_BACK;
+        }
+        reservation = reserve(job, reps);
+        if (reservation == null) {
+            return Outcome.NEVER_FITS;
+        }
+        outsideReservation = state.copy();
+        for (GangPacker.Assigned a : reservation.gpus()) {
+            // taking a GPU that is busy now is harmless here: this state only answers "is it free and not reserved"
+            outsideReservation.take(a.node(), a.gpus(), a.replica().milli(), 0, 0);
+        }
+        return Outcome.RESERVED;
+    }
+
+    /** Where the last job that {@link Outcome#STARTED} went. */
+    public GangPacker.GangFit lastFit() {
+        return lastFit;
+    }
+
+    /** The head's reservation, or null while every job offered so far has started or can never fit. */
+    public Reservation reservation() {
+        return reservation;
+    }
+
+    /** The cluster with the running jobs and the jobs this pass started. */
+    public ClusterState state() {
+        return state;
+    }
+
+    /** Releases holders in order of estimated end until the head fits; null if it never does. */
+    private Reservation reserve(PendingJob head, List<Replica> reps) {
+        ClusterState future = state.copy();
+        List<Holder> byEnd = new ArrayList<>(holders);
+        byEnd.sort(Comparator.comparingLong(Holder::end));
+        for (int i = 0; i < byEnd.size(); i++) {
+            Holder h = byEnd.get(i);
+            if (h.end() == Long.MAX_VALUE) {
+                break;
+            }
+            release(future, h);
+            // every holder ending at the same moment frees its GPUs before we look
+            while (i + 1 < byEnd.size() && byEnd.get(i + 1).end() == h.end()) {
+                release(future, byEnd.get(++i));
+            }
+            GangPacker.GangFit fit = packer.place(future, head, reps);
+            if (fit != null && fit.complete()) {
+                return new Reservation(head.name(), h.end(), fit.tasks());
+            }
+        }
+        return null;
+    }
+
+    private static void release(ClusterState st, Holder h) {
+        if (h.running() != null) {
+            st.release(h.running());
+        } else {
+            h.placed().forEach(a -> st.release(a.node(), a.replica(), a.gpus()));
+        }
+    }
+}

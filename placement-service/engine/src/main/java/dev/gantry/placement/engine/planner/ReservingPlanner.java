@@ -1,0 +1,223 @@
+package dev.gantry.placement.engine.planner;
+
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Placement;
+import dev.gantry.placement.engine.domain.Plan;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.Unplaced;
+import dev.gantry.placement.engine.packing.Aging;
+import dev.gantry.placement.engine.packing.ClusterState;
+import dev.gantry.placement.engine.packing.EasyBackfill;
+import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.PlanAssembler;
+import dev.gantry.placement.engine.packing.QueueLedger;
+import dev.gantry.placement.engine.packing.Replica;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.ToLongFunction;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Wraps a planner in EASY backfilling's reservation for the head of the line, for callers that
+ * know when running jobs will end (a scenario does not say: the caller supplies the estimates).
+ * In a window without a reservation this is exactly the planner it wraps.
+ *
+ * <p>Waiting jobs are taken in aged priority order ({@link Aging#order}: among equal priorities
+ * the longest-waiting first). The first that does not fit now, after those before it (packed by
+ * plain best fit, {@link EasyBackfill}), is the head: it gets the earliest GPUs that running jobs
+ * free by their estimated ends (and the jobs before it, which EASY starts first, by theirs). The
+ * reserved GPUs that are free now and not taken by those jobs are a hole until then:
+ * <ol>
+ * <li>waiting jobs that end (by their estimate) before the reservation starts fill the hole, in
+ * the same order, by best fit inside it;
+ * <li>the wrapped planner plans everything else with the hole held (its jobs as running, its
+ * unused GPUs by a pinned placeholder of the head's queue), so jobs that would outlast the
+ * reservation, or have no estimate, keep off the reserved GPUs, and the head starts no later
+ * than its reservation when the estimates hold.
+ * </ol>
+ * The combined plan is checked against the real scenario; if it were invalid, the wrapped
+ * planner's plan for the real scenario is returned instead ({@code metadata.reservationDropped}).
+ */
+public final class ReservingPlanner implements Planner {
+    private static final Logger LOG = LoggerFactory.getLogger(ReservingPlanner.class);
+    /** Not a valid job name (FORMAT.md: DNS subdomains), so it cannot collide with one. */
+    static final String PLACEHOLDER_PREFIX = "reserved-for:";
+
+    private final Planner planner;
+    private final ToLongFunction<String> estimatedEnd;
+
+    /**
+     * @param planner      plans the window around the reservation
+     * @param estimatedEnd running job name -> estimated end (absolute seconds, the scenario's clock);
+     *                     {@link Long#MAX_VALUE} when unknown
+     */
+    public ReservingPlanner(Planner planner, ToLongFunction<String> estimatedEnd) {
+        this.planner = planner;
+        this.estimatedEnd = estimatedEnd;
+    }
+
+    @Override
+    public String name() {
+        return planner.name();
+    }
+
+    @Override
+    public Plan plan(Scenario sc, SolverProfile profile) {
+        long start = System.nanoTime();
+        List<PendingJob> order = new ArrayList<>(sc.pending());
+        order.sort(Aging.order(sc.nowSeconds()));
+        GangPacker packer = new GangPacker(sc.nodes());
+        EasyBackfill easy = new EasyBackfill(sc, packer, estimatedEnd);
+        for (PendingJob job : order) {
+            if (easy.offer(job) == EasyBackfill.Outcome.RESERVED) {
+                break;
+            }
+        }
+        EasyBackfill.Reservation res = easy.reservation();
+        if (res == null) {
+            return planner.plan(sc, profile);
+        }
+        ClusterState now = new ClusterState(sc);
+        sc.running().forEach(now::occupy);
+        // not the GPUs EASY gave to the jobs before the head: the reservation counted on them being taken
+        long[] hole = freeReservedGpus(easy.state(), res);
+        ClusterState holeOnly = onlyHoleFree(now, hole);
+        List<Started> inHole = fillHole(sc, order, res, holeOnly, packer);
+        Scenario held = holding(sc, res, inHole, holeOnly, hole);
+        Plan around = planner.plan(held, profile.withTimeLimit(remaining(profile, start)));
+        Plan merged = merge(sc, res, inHole, holeOnly, around, hole, start);
+        List<String> violations = PlanValidator.validate(sc, merged);
+        if (!violations.isEmpty()) {
+            // the placeholder counts toward the head's queue: a queue above its capability could let the plan break it
+            LOG.warn("{}: plan around the reservation for {} invalid ({}), planning without it", sc.name(), res.head(), violations.getFirst());
+            return planner.plan(sc, profile.withTimeLimit(remaining(profile, start)))
+                    .withMetadata(Map.of("reservationDropped", violations.getFirst()));
+        }
+        return merged;
+    }
+
+    /** The deadline covers the whole call: what is left of it (at least a millisecond). */
+    private static Duration remaining(SolverProfile profile, long start) {
+        Duration left = profile.spentLimit().minusNanos(System.nanoTime() - start);
+        return left.toMillis() < 1 ? Duration.ofMillis(1) : left;
+    }
+
+    /** Per node, the reserved GPUs that are wholly free in {@code state}. */
+    private static long[] freeReservedGpus(ClusterState state, EasyBackfill.Reservation res) {
+        long[] hole = new long[state.size()];
+        for (GangPacker.Assigned a : res.gpus()) {
+            for (int g : a.gpus()) {
+                hole[a.node()] |= state.freeMask(a.node()) & (1L << g);
+            }
+        }
+        return hole;
+    }
+
+    /** The state now with every free GPU outside the hole taken: where a job may go to use the hole alone. */
+    private static ClusterState onlyHoleFree(ClusterState now, long[] hole) {
+        ClusterState st = now.copy();
+        for (int node = 0; node < st.size(); node++) {
+            long outside = now.freeMask(node) & ~hole[node];
+            if (outside != 0) {
+                st.take(node, ClusterState.indices(outside), null, 0, 0);
+            }
+        }
+        return st;
+    }
+
+    /** A waiting job started in the hole, and where. */
+    private record Started(PendingJob job, GangPacker.GangFit fit) {
+    }
+
+    /** Jobs that end before the reservation starts, placed into the hole in order; mutates {@code holeOnly}. */
+    private static List<Started> fillHole(Scenario sc, List<PendingJob> order, EasyBackfill.Reservation res,
+            ClusterState holeOnly, GangPacker packer) {
+        List<Started> inHole = new ArrayList<>();
+        QueueLedger ledger = new QueueLedger(sc);
+        for (PendingJob job : order) {
+            if (job.name().equals(res.head()) || !res.endsInTime(EasyBackfill.estimatedEnd(job, sc.nowSeconds()))) {
+                continue;
+            }
+            List<Replica> reps = Replica.of(job);
+            if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
+                continue;
+            }
+            GangPacker.GangFit fit = packer.place(holeOnly, job, reps);
+            if (fit == null || !fit.complete() || ledger.blockedBy(job.queue(), fit.gpuMilli()) != null) {
+                continue;
+            }
+            fit.tasks().forEach(a -> holeOnly.take(a.node(), a.replica(), a.gpus()));
+            ledger.add(job.queue(), fit.gpuMilli());
+            inHole.add(new Started(job, fit));
+        }
+        return inHole;
+    }
+
+    /**
+     * The scenario the wrapped planner sees: the hole's jobs already running (pinned), the hole's
+     * unused GPUs held by a pinned placeholder, the hole's jobs no longer waiting.
+     */
+    private static Scenario holding(Scenario sc, EasyBackfill.Reservation res, List<Started> inHole,
+            ClusterState holeOnly, long[] hole) {
+        if (Arrays.stream(hole).allMatch(m -> m == 0)) {
+            return sc; // every reserved GPU is busy now: nothing placed now can delay the head
+        }
+        List<RunningJob> running = new ArrayList<>(sc.running());
+        for (Started s : inHole) {
+            PendingJob job = s.job();
+            List<RunningTask> tasks = s.fit().tasks().stream()
+                    .map(a -> new RunningTask(a.replica().task(), holeOnly.node(a.node()).name(), ascending(a.gpus()),
+                            a.replica().cpuMillis(), a.replica().memoryMiB(), a.replica().milli()))
+                    .toList();
+            running.add(new RunningJob(job.name(), job.queue(), job.priority(), false, false, false, sc.nowSeconds(), tasks));
+        }
+        List<RunningTask> placeholder = new ArrayList<>();
+        for (int node = 0; node < hole.length; node++) {
+            long unused = hole[node] & holeOnly.freeMask(node);
+            if (unused != 0) {
+                placeholder.add(new RunningTask("gpus-" + node, holeOnly.node(node).name(), ascending(ClusterState.indices(unused)), 0, 0, null));
+            }
+        }
+        if (!placeholder.isEmpty()) {
+            PendingJob head = sc.pending().stream().filter(p -> p.name().equals(res.head())).findFirst().orElseThrow();
+            running.add(new RunningJob(PLACEHOLDER_PREFIX + head.name(), head.queue(), head.priority(), false, false, false,
+                    sc.nowSeconds(), placeholder));
+        }
+        Set<String> started = inHole.stream().map(s -> s.job().name()).collect(Collectors.toSet());
+        List<PendingJob> pending = sc.pending().stream().filter(p -> !started.contains(p.name())).toList();
+        return new Scenario(sc.format(), sc.name(), sc.nowSeconds(), sc.nodes(), sc.queues(), running, pending);
+    }
+
+    /** The hole's placements plus the wrapped planner's plan, with the reservation in the metadata. */
+    private static Plan merge(Scenario sc, EasyBackfill.Reservation res, List<Started> inHole, ClusterState holeOnly,
+            Plan around, long[] hole, long start) {
+        List<Placement> placements = new ArrayList<>();
+        inHole.forEach(s -> placements.add(PlanAssembler.placement(holeOnly, s.job().name(), s.fit().tasks())));
+        placements.addAll(around.placements());
+        List<Unplaced> unplaced = around.unplaced().stream()
+                .map(u -> u.job().equals(res.head())
+                        ? new Unplaced(u.job(), "head of the line: GPUs reserved from t=" + res.start() + " (" + u.reason() + ")")
+                        : u)
+                .toList();
+        Map<String, String> meta = new LinkedHashMap<>(around.metadata());
+        meta.put("reservation", res.head() + "@" + res.start());
+        meta.put("reservedGpusFreeNow", Integer.toString(Arrays.stream(hole).mapToInt(Long::bitCount).sum()));
+        meta.put("startedInReservation", Integer.toString(inHole.size()));
+        return new Plan(around.format(), sc.name(), placements, around.preemptions(), around.migrations(), unplaced,
+                (System.nanoTime() - start) / 1_000_000, meta);
+    }
+
+    private static List<Integer> ascending(int[] gpus) {
+        return Arrays.stream(gpus).sorted().boxed().toList();
+    }
+}
