@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * Starts the four packaged services (the runner jars {@code bin/gantry up} starts) on ports of
  * their own and databases of their own ({@code gantry_e2e_*}), so a developer's running Gantry is
- * left alone; stops them after the test class. Logs go to {@code target/e2e-logs/}.
+ * left alone; stops them after the test class. Logs go to {@code target/e2e-logs/<test class>/}.
  */
 public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
 
@@ -42,6 +42,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
 
     /** The process of each service started last (a restart replaces it). */
     private static final Map<String, Process> LATEST = new LinkedHashMap<>();
+    /** The logs of the running test class: each class keeps its own, so a failure in CI can be read afterwards. */
+    private static Path logs = Path.of("target", "e2e-logs");
 
     public static String url(String service) {
         return SERVICES.get(service).url();
@@ -49,7 +51,8 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
-        Files.createDirectories(Path.of("target", "e2e-logs"));
+        logs = Path.of("target", "e2e-logs", context.getRequiredTestClass().getSimpleName());
+        Files.createDirectories(logs);
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
         FreshTestConsumers.deleteConsumers("nats://127.0.0.1:4222", "-e2e");
         for (String name : SERVICES.keySet()) {
@@ -83,7 +86,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
         command.addAll(extraArguments(name));
         command.addAll(List.of("-jar", jar.toString()));
-        Path log = Path.of("target", "e2e-logs", name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
+        Path log = logs.resolve(name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         LATEST.put(name, process);
         return process;
@@ -187,7 +190,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
             }
             Thread.sleep(250);
         }
-        throw new IllegalStateException(name + " not ready after " + timeout + "; see target/e2e-logs/" + name + ".log");
+        throw new IllegalStateException(name + " not ready after " + timeout + "; see " + logs.resolve(name + ".log"));
     }
 
     @Override
