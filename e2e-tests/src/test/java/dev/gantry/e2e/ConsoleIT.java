@@ -111,7 +111,8 @@ class ConsoleIT {
 
         browser.findElement(By.id("token")).sendKeys(RunningGantry.token("alice", "vision"));
         browser.findElement(By.id("login")).click();
-        assertThat(browser.getCurrentUrl()).endsWith("/cluster");
+        // the login posts and redirects: on a loaded machine the new page may take a moment
+        await().atMost(Duration.ofSeconds(20)).until(() -> browser.getCurrentUrl().endsWith("/cluster"));
         assertThat(browser.findElement(By.id("viewer")).getText()).contains("alice").contains("vision");
         // the token is in an HttpOnly cookie: scripts cannot read it
         assertThat((String) js("return document.cookie")).doesNotContain("gantry_token");
