@@ -14,7 +14,6 @@ import dev.gantry.placement.window.StandaloneExecutor;
 import dev.gantry.placement.window.WindowLoop;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
