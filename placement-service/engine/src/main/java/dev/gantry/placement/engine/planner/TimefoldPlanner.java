@@ -22,6 +22,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -158,7 +162,17 @@ public final class TimefoldPlanner implements Planner {
         Solver<PlacementSolution> solver = SolverFactory.<PlacementSolution>create(
                 SolverConfigs.create(left, unimproved(profile, left), fullAssert)).buildSolver();
         long solveStart = System.nanoTime();
-        PlacementSolution best = solver.solve(model.solution());
+        // Timefold's spent limit starts after its start-up, which is only estimated above: the
+        // window's own deadline (less the reserve for the plan's extraction) is kept by the clock
+        long deadline = start + profile.spentLimit().toNanos() - reserve.toNanos() + (cold ? COLD_START_ALLOWANCE.toNanos() : 0);
+        ScheduledFuture<?> guard = DeadlineGuard.TIMER.schedule(solver::terminateEarly,
+                Math.max(MIN_SOLVE.toNanos(), deadline - solveStart), TimeUnit.NANOSECONDS);
+        PlacementSolution best;
+        try {
+            best = solver.solve(model.solution());
+        } finally {
+            guard.cancel(false);
+        }
         meta.put("solverMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         meta.put("score", String.valueOf(best.getScore()));
         Plan plan = PlanExtractor.toPlan(model, best, 0, meta);
@@ -180,6 +194,15 @@ public final class TimefoldPlanner implements Planner {
             return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
         return finish(plan, start, meta);
+    }
+
+    /** One daemon thread that ends solves at their window's deadline. */
+    private static final class DeadlineGuard {
+        static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "gantry-solver-deadline");
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** About what a solve spends before its first step (the score session over every option). */
