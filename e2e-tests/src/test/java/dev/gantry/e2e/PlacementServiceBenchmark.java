@@ -154,7 +154,7 @@ public final class PlacementServiceBenchmark {
         if (System.getProperty("minShare") != null) {
             command.add("-Dgantry.placement.solver.min-share=" + System.getProperty("minShare"));
         }
-        command.addAll(RunningGantry.placementConsumers("bench"));
+        command.addAll(RunningGantry.consumers("placement-service", "bench"));
         command.addAll(List.of("-jar", jar.toString()));
         Files.createDirectories(Path.of("target"));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(Path.of("target", "bench-placement.log").toFile())

@@ -136,32 +136,38 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
     }
 
     private static List<String> extraArguments(String service) {
+        // every service reads the streams through durable consumers of its own, created fresh for the
+        // run, so it never competes with a dev instance nor works through what the broker kept
+        List<String> arguments = new ArrayList<>(consumers(service, "e2e"));
         if (service.equals("admission-service")) {
-            return List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
+            arguments.addAll(List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
                     "-Dgantry.quota.url=" + url("quota-service"),
                     // the web console reads nodes and allocations from these
                     "-Dgantry.inventory.url=" + url("node-inventory-service"),
-                    "-Dgantry.placement.url=" + url("placement-service"));
+                    "-Dgantry.placement.url=" + url("placement-service")));
         }
-        if (!service.equals("placement-service")) {
-            return List.of();
+        if (service.equals("placement-service")) {
+            // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
+            arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
         }
-        // placement reads jobs.*, nodes.* and quota.* through durable consumers of its own, so it never competes with a dev instance
-        List<String> arguments = new ArrayList<>();
-        // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
-        arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
-        arguments.addAll(placementConsumers("e2e"));
         return arguments;
     }
 
+    /** Each service's incoming channels: stream, channel, consumer name without its suffix, subjects. */
+    private static final Map<String, String[][]> CHANNELS = Map.of(
+            "admission-service", new String[][] {{"PLACEMENTS", "placements-in", "admission-placements-", "placements.>"}},
+            "quota-service", new String[][] {{"JOBS", "jobs-in", "quota-jobs-", "jobs.>"},
+                    {"PLACEMENTS", "placements-in", "quota-placements-", "placements.>"}, {"NODES", "nodes-in", "quota-nodes-", "nodes.>"}},
+            "placement-service", new String[][] {{"JOBS", "jobs-in", "placement-jobs-", "jobs.>"},
+                    {"NODES", "nodes-in", "placement-nodes-", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-", "quota.>"}});
+
     /**
-     * Placement's jobs.*, nodes.* and quota.* durable consumers named {@code placement-<stream>-<suffix>},
-     * delivering only what is published from their creation on.
+     * The service's durable consumers named {@code <production name>-<suffix>}, delivering only what
+     * is published from their creation on (none for a service that reads no stream).
      */
-    static List<String> placementConsumers(String suffix) {
+    static List<String> consumers(String service, String suffix) {
         List<String> arguments = new ArrayList<>();
-        for (String[] c : new String[][] {{"JOBS", "jobs-in", "placement-jobs-", "jobs.>"},
-                {"NODES", "nodes-in", "placement-nodes-", "nodes.>"}, {"QUOTA", "quota-in", "placement-quota-", "quota.>"}}) {
+        for (String[] c : CHANNELS.getOrDefault(service, new String[0][])) {
             String name = c[2] + suffix;
             String consumer = "quarkus.messaging.nats.streams." + c[0] + ".pull-consumers." + name + ".consumer-configuration.";
             arguments.addAll(List.of(
