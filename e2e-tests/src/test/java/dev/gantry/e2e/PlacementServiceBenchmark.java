@@ -103,8 +103,13 @@ public final class PlacementServiceBenchmark {
                     after.get("max") * 1000, limit * 1000, limit * 1200, after.get("overruns") - before.get("overruns"), windows, solveMean * 1000,
                     (mean - solveMean) * 1000);
 
-            System.out.printf("solver fallbacks (greedy plan kept): %.0f of %.0f windows; jobs preempted: %.0f%n",
-                    after.get("fallbacks") - before.get("fallbacks"), windows, after.get("preempted") - before.get("preempted"));
+            double preempted = after.get("preempted") - before.get("preempted");
+            double placed = after.get("placed") - before.get("placed");
+            double bindSum = after.get("bind.sum") - before.get("bind.sum");
+            System.out.printf("solver fallbacks (greedy plan kept): %.0f of %.0f windows; jobs preempted: %.0f, placed: %.0f; "
+                    + "binding: %.1f ms per job preempted or placed%n",
+                    after.get("fallbacks") - before.get("fallbacks"), windows, preempted, placed,
+                    preempted + placed == 0 ? 0 : bindSum * 1000 / (preempted + placed));
             System.out.println("window steps, mean over the measured windows: " + phases(before, after, "read", "gauges", "plan", "build", "check", "bind", "reasons"));
 
             int lone = Integer.getInteger("lone", 20);
@@ -241,6 +246,7 @@ public final class PlacementServiceBenchmark {
         }
         figures.put("fallbacks", figure("gantry_placement_solver_fallbacks_total"));
         figures.put("preempted", figure("gantry_placement_jobs_preempted_total"));
+        figures.put("placed", figure("gantry_placement_jobs_placed_total"));
         figures.putAll(Map.of("count", figure("gantry_placement_window_seconds_count"), "sum", figure("gantry_placement_window_seconds_sum"),
                 "max", figure("gantry_placement_window_seconds_max"), "limit", figure("gantry_placement_window_limit_seconds"),
                 "overruns", figure("gantry_placement_window_overruns_total"), "solveCount", figure("gantry_placement_solve_seconds_count"),

@@ -35,15 +35,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Applies a validated plan, job by job. The decision is recorded first, with each job's event in
- * the outbox, so a restart resumes without double-booking: the plan's preemptions in one
- * transaction, then its placements in another (one transaction per job when a shared one fails,
- * so one bad job does not hold back the rest); then the
+ * Applies a validated plan, job by job. The decision is recorded first, each job in one
+ * transaction with its event in the outbox, so a restart resumes without double-booking; then the
  * {@link ClusterActuator} acts on it (kubernetes mode; in standalone mode the rows are the outcome).
  * <ul>
  * <li>Preemptions first. A victim placed again after an earlier preemption is protected for
@@ -57,7 +54,7 @@ import org.jboss.logging.Logger;
  * failure what was created is deleted, the allocation released, and the job requeued (or failed,
  * when retrying cannot help) with {@code placements.failed}.</li>
  * </ul>
- * A job cancelled or a GPU taken while the window was planning makes that job's placement write
+ * A job cancelled or a GPU taken while the window was planning makes that job's transaction write
  * nothing; the next window plans it again. Only the leading replica applies plans. Migrations are
  * not applied yet.
  */
@@ -99,66 +96,13 @@ public class Binder {
         if (!plan.migrations().isEmpty()) {
             LOG.infof("plan has %d migrations; not applied (the binder does not migrate yet)", plan.migrations().size());
         }
-        return preemptAll(plan.preemptions())
-                .chain(() -> bindAll(plan.placements(), gpuModelByNode))
+        return Multi.createFrom().iterable(plan.preemptions())
+                .onItem().transformToUniAndConcatenate(this::preempt)
+                .collect().asList()
+                .chain(() -> Multi.createFrom().iterable(plan.placements())
+                        .onItem().transformToUniAndConcatenate(p -> bind(p, gpuModelByNode))
+                        .collect().asList())
                 .map(bound -> (int) bound.stream().filter(Boolean::booleanValue).count());
-    }
-
-    /**
-     * The plan's victims, all recorded in one transaction (a window preempts several, and each
-     * transaction costs its own begin, flush and commit); if that transaction fails,
-     * each victim is tried again in a transaction of its own, so one failing victim spares the others.
-     */
-    Uni<List<Boolean>> preemptAll(List<Preemption> preemptions) {
-        if (preemptions.size() < 2) {
-            return inOrder(preemptions, this::preempt);
-        }
-        return Panache.withTransaction(() -> inOrder(preemptions, p -> startPreemption(UUID.fromString(p.job()), p.reason())))
-                .onFailure().recoverWithUni(e -> {
-                    LOG.infof("recording %d preemptions together failed, one at a time now: %s", preemptions.size(), e.toString());
-                    return inOrder(preemptions, p -> Panache.withTransaction(() -> startPreemption(UUID.fromString(p.job()), p.reason()))
-                            .onFailure().recoverWithItem(f -> {
-                                LOG.warnf("preempting %s failed, left running: %s", p.job(), f.toString());
-                                return Preempted.NOTHING;
-                            }));
-                })
-                .chain(recorded -> inOrder(recorded, this::evictIfTold));
-    }
-
-    /**
-     * The plan's placements, all written in one transaction, each gang whole or not at all: a gang
-     * whose job left the pending set or whose GPUs are held (by a job bound earlier in the same
-     * transaction too: its rows are flushed before the next gang's check) is skipped. If the
-     * transaction fails, each gang is bound in a transaction of its own. Pods are launched after
-     * the commit.
-     */
-    Uni<List<Boolean>> bindAll(List<Placement> placements, Map<String, String> gpuModelByNode) {
-        if (placements.size() < 2) {
-            return inOrder(placements, p -> bind(p, gpuModelByNode));
-        }
-        List<UUID> mine = new ArrayList<>();
-        for (Placement p : placements) {
-            UUID jobId = UUID.fromString(p.job());
-            if (launching.add(jobId)) { // from before the placement is recorded until its pods are launched
-                mine.add(jobId);
-            }
-        }
-        return Panache.withTransaction(() -> inOrder(placements, p -> record(p, gpuModelByNode)))
-                .onFailure().recoverWithUni(e -> {
-                    LOG.infof("binding %d jobs together failed, one at a time now: %s", placements.size(), e.toString());
-                    return inOrder(placements, p -> Panache.withTransaction(() -> record(p, gpuModelByNode))
-                            .onFailure().recoverWithItem(f -> {
-                                LOG.warnf("binding %s failed, left pending: %s", p.job(), f.toString());
-                                return new Bound(false, null);
-                            }));
-                })
-                .chain(written -> inOrder(written, b -> !b.written() || b.gang() == null ? Uni.createFrom().item(b.written()) : launch(b.gang())))
-                .eventually(() -> mine.forEach(launching::remove));
-    }
-
-    /** Each item through {@code step}, one after the other (they share the session, if any). */
-    private static <T, R> Uni<List<R>> inOrder(List<T> items, Function<T, Uni<R>> step) {
-        return Multi.createFrom().iterable(items).onItem().<R>transformToUniAndConcatenate(step::apply).collect().asList();
     }
 
     /** What a preemption did: nothing, released at once, or told and still holding its GPUs until a deadline. */
@@ -169,23 +113,15 @@ public class Binder {
     Uni<Boolean> preempt(Preemption preemption) {
         UUID jobId = UUID.fromString(preemption.job());
         return Panache.withTransaction(() -> startPreemption(jobId, preemption.reason()))
-                .chain(this::evictIfTold)
+                .call(p -> p.done() && p.gang() != null ? act(() -> cluster.evict(p.gang(), p.grace()))
+                        .onFailure().invoke(e -> LOG.warnf("evicting the pods of %s failed (deleted when its grace ends): %s",
+                                jobId, e.toString()))
+                        .onFailure().recoverWithNull() : Uni.createFrom().nullItem())
+                .map(Preempted::done)
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("preempting %s failed, left running: %s", jobId, e.toString());
                     return false;
                 });
-    }
-
-    /** A recorded preemption's pods are evicted (with its grace); the item says whether it was preempted. */
-    private Uni<Boolean> evictIfTold(Preempted p) {
-        if (!p.done() || p.gang() == null) {
-            return Uni.createFrom().item(p.done());
-        }
-        return act(() -> cluster.evict(p.gang(), p.grace()))
-                .onFailure().invoke(e -> LOG.warnf("evicting the pods of %s failed (deleted when its grace ends): %s",
-                        p.gang().jobId(), e.toString()))
-                .onFailure().recoverWithNull()
-                .replaceWith(true);
     }
 
     private Uni<Preempted> startPreemption(UUID jobId, String reason) {
@@ -306,25 +242,9 @@ public class Binder {
     Uni<Boolean> bind(Placement placement, Map<String, String> gpuModelByNode) {
         UUID jobId = UUID.fromString(placement.job());
         boolean mine = launching.add(jobId); // from before the placement is recorded until its pods are launched
-        return Panache.withTransaction(() -> record(placement, gpuModelByNode))
-                .chain(bound -> !bound.written() || bound.gang() == null ? Uni.createFrom().item(bound.written()) : launch(bound.gang()))
-                .onFailure().recoverWithItem(e -> {
-                    LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
-                    return false;
-                })
-                .eventually(() -> {
-                    if (mine) {
-                        launching.remove(jobId);
-                    }
-                });
-    }
-
-    /** Records one gang's placement unless its job left the pending set or its GPUs are held. Inside a transaction. */
-    private Uni<Bound> record(Placement placement, Map<String, String> gpuModelByNode) {
-        UUID jobId = UUID.fromString(placement.job());
         Set<String> nodes = new HashSet<>();
         placement.tasks().forEach(t -> nodes.add(t.node()));
-        return PendingJob.<PendingJob>findById(jobId).chain(pending -> {
+        return Panache.withTransaction(() -> PendingJob.<PendingJob>findById(jobId).chain(pending -> {
             if (pending == null) {
                 LOG.debugf("job %s left the pending set while planning; not bound", jobId);
                 return Uni.createFrom().item(new Bound(false, null));
@@ -337,7 +257,16 @@ public class Binder {
                 }
                 return write(pending, placement, gpuModelByNode);
             });
-        });
+        })).chain(bound -> !bound.written() || bound.gang() == null ? Uni.createFrom().item(bound.written()) : launch(bound.gang()))
+                .onFailure().recoverWithItem(e -> {
+                    LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
+                    return false;
+                })
+                .eventually(() -> {
+                    if (mine) {
+                        launching.remove(jobId);
+                    }
+                });
     }
 
     /**

@@ -281,7 +281,10 @@ public final class OptionGenerator {
         List<Node> nodes = perNode.keySet().stream().map(sc.nodes()::get).toList();
         boolean asked = network.preferred() != null;
         boolean met = asked && PlanValidator.networkOk(network.preferred(), nodes);
-        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met, fragmentation(sorted));
+        // a running job staying put changes nothing: measured alone, small jobs sharing a node would
+        // each look as if they broke it, and evicting them would look like a gain
+        long fragmentation = kind == PlacementOption.Kind.KEEP ? 0 : fragmentation(sorted);
+        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met, fragmentation);
     }
 
     /**

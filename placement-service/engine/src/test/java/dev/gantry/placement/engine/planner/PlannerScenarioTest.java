@@ -22,7 +22,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** Scenario files as fixtures (Volcano/KAI style): every planner's plan is valid, and each behaviour shows. */
 class PlannerScenarioTest {
-    static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable", "edge-mix");
+    static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable", "edge-mix",
+            "trap-nvlink-pair", "trap-leaf", "trap-min-preemption");
+    /**
+     * Windows where placing first in line by best fit (greedy) loses: the example traps, and ours
+     * for fragmentation, NVLink pairs, one leaf, the fewest victims, reclaim and migration.
+     */
+    static final List<String> TRAPS = List.of("frag-migrate-small", "type-flex", "trap-nvlink-pair", "trap-leaf", "trap-min-preemption",
+            "preemption", "reclaim", "migration");
 
     /** Fast profile, but a deadline a loaded CI machine cannot miss; small windows stop early on the stall limit. */
     static final SolverProfile TEST = SolverProfile.FAST.withTimeLimit(java.time.Duration.ofSeconds(3));
@@ -113,6 +120,45 @@ class PlannerScenarioTest {
             List<Integer> gpus = placement(p, "numa-half").tasks().getFirst().gpus();
             assertThat(gpus.stream().allMatch(g -> g < 4) || gpus.stream().allMatch(g -> g >= 4)).as(gpus.toString()).isTrue();
         }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("traps")
+    void timefoldIsStrictlyBetterThanGreedyOnEveryTrap(String scenario) {
+        Scenario sc = TestScenarios.load(scenario);
+        Plan p = plan("timefold", sc);
+        assertThat(PlanValidator.validate(sc, p)).isEmpty();
+        assertThat(PlanMetrics.of(sc, p).netPriorityGpus()).isGreaterThan(PlanMetrics.of(sc, plan("greedy", sc)).netPriorityGpus());
+    }
+
+    static Stream<String> traps() {
+        return TRAPS.stream();
+    }
+
+    @Test
+    void theFirstInLineLeavesTheNvlinkPairToTheJobThatNeedsOne() {
+        Scenario sc = TestScenarios.load("trap-nvlink-pair");
+        assertThat(plan("greedy", sc).unplaced()).extracting(Unplaced::job).containsExactly("nvlink-pair");
+        Plan p = plan("timefold", sc);
+        assertThat(placement(p, "any-two").tasks().getFirst().node()).isEqualTo("v100-q");
+        assertThat(placement(p, "nvlink-pair").tasks().getFirst().gpus()).containsExactly(0, 1);
+    }
+
+    @Test
+    void theSmallJobLeavesTheOnlyLeafWithRoomToTheGang() {
+        Scenario sc = TestScenarios.load("trap-leaf");
+        assertThat(plan("greedy", sc).unplaced()).extracting(Unplaced::job).containsExactly("leaf-gang");
+        Plan p = plan("timefold", sc);
+        assertThat(placement(p, "single-four").tasks().getFirst().node()).isEqualTo("l2-a");
+        assertThat(placement(p, "leaf-gang").tasks()).extracting(TaskPlacement::node).allMatch(n -> n.startsWith("l1-"));
+    }
+
+    @Test
+    void oneWholeVictimIsPreemptedRatherThanFourSmallOnes() {
+        Scenario sc = TestScenarios.load("trap-min-preemption");
+        Plan p = plan("timefold", sc);
+        assertThat(p.preemptions()).extracting(Preemption::job).containsExactly("whole");
+        assertThat(placement(p, "urgent").tasks().getFirst().node()).isEqualTo("one");
     }
 
     @Test

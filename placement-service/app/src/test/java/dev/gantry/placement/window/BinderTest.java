@@ -24,17 +24,17 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The binder records a whole plan's placements in one transaction and its preemptions in another,
- * against the real PostgreSQL. Sharing a transaction must not weaken what one per job gave: a gang
- * is written whole or not at all, a gang whose GPUs a gang earlier in the same plan took is
- * skipped (not double-booked), and a job that is no longer pending or running is passed over
- * without holding back the others. The nodes and jobs are this test's own: a GPU model no other
- * test asks for and a taint nobody tolerates keep the running windows off them.
+ * The binder applies a plan of several jobs against the real PostgreSQL: each gang is written
+ * whole or not at all, a gang whose GPUs a gang earlier in the same plan took is skipped (not
+ * double-booked), a job that is no longer pending or running is passed over without holding back
+ * the others, and victims return to the line with their submission times. The nodes and jobs are
+ * this test's own: a GPU model no other test asks for and a taint nobody tolerates keep the
+ * running windows off them.
  */
 @QuarkusTest
-class BinderBatchTest {
+class BinderTest {
 
-    private static final String MODEL = "BINDER-BATCH-TEST";
+    private static final String MODEL = "BINDER-TEST";
     private static final List<String> NODES = List.of("binder-x", "binder-y");
 
     @Inject
@@ -83,7 +83,7 @@ class BinderBatchTest {
     }
 
     private int apply(List<Placement> placements, List<Preemption> preemptions) throws Throwable {
-        Plan plan = new Plan(Plan.FORMAT, "binder-batch-test", placements, preemptions, List.of(), List.of(), 0, Map.of());
+        Plan plan = new Plan(Plan.FORMAT, "binder-test", placements, preemptions, List.of(), List.of(), 0, Map.of());
         Map<String, String> models = Map.of("binder-x", MODEL, "binder-y", MODEL);
         return VertxContextSupport.subscribeAndAwait(() -> binder.apply(plan, models));
     }
@@ -128,7 +128,7 @@ class BinderBatchTest {
     }
 
     @Test
-    void theVictimsOfOnePlanAreRequeuedTogetherWithTheirSubmissionTimes() throws Throwable {
+    void theVictimsOfOnePlanAreRequeuedWithTheirSubmissionTimes() throws Throwable {
         Instant earlier = Instant.now().minusSeconds(3600).truncatedTo(ChronoUnit.MILLIS);
         UUID a = pending(1, earlier);
         UUID b = pending(2, earlier);
