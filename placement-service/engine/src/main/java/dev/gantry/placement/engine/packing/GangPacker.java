@@ -49,8 +49,6 @@ public final class GangPacker {
     private final Map<Signature, int[]> eligible = new HashMap<>();
     private final Map<DomainKey, List<int[]>> domains = new HashMap<>();
     private final Map<List<Object>, List<Integer>> rankings = new HashMap<>();
-    /** Per one-pod ranking: the best node outside the leaf of its best fit (-1: none). */
-    private final Map<List<Object>, Integer> outsideLeaf = new HashMap<>();
     /** Nodes kept in a shared one-pod ranking. */
     private static final int RANKING_SIZE = 24;
 
@@ -281,19 +279,11 @@ public final class GangPacker {
             for (int i = 0; i < k - 1 && i < others; i++) {
                 picks.add(ranking.get(1 + Math.floorMod(rotation * (k - 1) + i, others)));
             }
-            // the best fits often share one leaf; one pick elsewhere lets the solver leave that leaf
-            // to a gang that needs it whole
-            if (picks.size() > 1 && picks.stream().map(this::leafOf).distinct().count() == 1) {
-                int elsewhere = outsideLeaf.computeIfAbsent(List.of(System.identityHashCode(st), System.identityHashCode(eligibleNodes),
-                        r.gpus(), String.valueOf(r.milli()), r.topology(), r.cpuMillis(), r.memoryMiB()), key -> {
-                    String leaf = leafOf(ranking.getFirst());
-                    int[] outside = Arrays.stream(eligibleNodes).filter(n -> !leafOf(n).equals(leaf)).toArray();
-                    List<Integer> best = bestNodes(st, r, outside, 1);
-                    return best.isEmpty() ? -1 : best.getFirst();
-                });
-                if (elsewhere >= 0) {
-                    picks.set(picks.size() - 1, elsewhere);
-                }
+            // the best fits often share one leaf; one pick elsewhere (the best fit there, from the
+            // same ranking) lets the solver leave that leaf to a gang that needs it whole
+            String leaf = leafOf(ranking.getFirst());
+            if (picks.size() > 1 && picks.stream().allMatch(n -> leafOf(n).equals(leaf))) {
+                ranking.stream().filter(n -> !leafOf(n).equals(leaf)).findFirst().ifPresent(n -> picks.set(picks.size() - 1, n));
             }
             for (int n : picks) {
                 GangFit fit = single(st, r, n);

@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * A deterministic pass before local search, like Volcano's preempt and reclaim actions but
  * scored: the gangs that want a home, most valuable first (priority-weighted GPUs), each try
- * their first options (the best fits) as evict-and-place moves, and the move that improves the
- * score most is kept. Cheap large gains come first; local search then works on what is left.
+ * their options in best-fit order as evict-and-place moves; the first move that improves the
+ * score is kept. Cheap large gains come first; local search then works on what is left.
  */
 public final class ImprovementPhase implements PhaseCommand<PlacementSolution> {
     /** Options tried per gang: the first ones are the best fits. */
@@ -33,26 +33,19 @@ public final class ImprovementPhase implements PhaseCommand<PlacementSolution> {
             if (target.getOption() != null) {
                 continue; // placed meanwhile as the alternative of another move
             }
-            // the best of the first options, not the first that improves: with victims, the best fit
-            // is often not the option that disturbs the fewest
             List<PlacementOption> options = target.getOptions();
-            PlacementOption best = null;
-            HardMediumSoftScore bestScore = current;
             for (int i = 0; i < Math.min(OPTIONS_PER_GANG, options.size()); i++) {
                 EvictAndPlaceMove move = moves.moveFor(target, options.get(i));
                 if (move == null) {
                     continue;
                 }
                 HardMediumSoftScore score = context.executeTemporarilyAndCalculateScore(move);
-                if (score.compareTo(bestScore) > 0) {
-                    best = options.get(i);
-                    bestScore = score;
+                if (score.compareTo(current) > 0) {
+                    context.execute(move);
+                    current = score;
+                    moves.sync(solution);
+                    break;
                 }
-            }
-            if (best != null) {
-                context.execute(moves.moveFor(target, best));
-                current = bestScore;
-                moves.sync(solution);
             }
         }
     }

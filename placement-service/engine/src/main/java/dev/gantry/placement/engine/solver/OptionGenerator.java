@@ -55,6 +55,8 @@ public final class OptionGenerator {
     private NodeCapacity[] capacities;
     private final GpuSlot[][] slots;
     private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
+    /** Running jobs by the GPU they hold (node index shifted by 8, plus the GPU), built on first use. */
+    private Map<Long, List<Integer>> holders;
     private int nextOptionId;
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState) {
@@ -145,8 +147,34 @@ public final class OptionGenerator {
             fits.add(greedyFit);
         }
         fits.addAll(packer.candidates(greedy.state(), job, reps, pendingPerState, rotation));
-        fits.addAll(packer.candidates(victimState(job), job, reps, pendingPerState, rotation));
+        // those that evict the fewest running jobs first (best fit among equals): the solver's first
+        // pass keeps the first option that improves, and a preemption should disturb as little as it can
+        List<GangPacker.GangFit> evicting = new ArrayList<>(packer.candidates(victimState(job), job, reps, pendingPerState, rotation));
+        evicting.sort(java.util.Comparator.comparingInt(this::runningJobsUnder));
+        fits.addAll(evicting);
         return fits;
+    }
+
+    /** How many running jobs hold GPUs the fit takes. */
+    private int runningJobsUnder(GangPacker.GangFit fit) {
+        if (holders == null) {
+            holders = new HashMap<>();
+            for (int j = 0; j < sc.running().size(); j++) {
+                for (RunningTask t : sc.running().get(j).tasks()) {
+                    int node = greedy.state().indexOf(t.node());
+                    for (int g : t.gpus()) {
+                        holders.computeIfAbsent(((long) node << 8) | g, k -> new ArrayList<>(1)).add(j);
+                    }
+                }
+            }
+        }
+        Set<Integer> under = new HashSet<>();
+        for (GangPacker.Assigned a : fit.tasks()) {
+            for (int g : a.gpus()) {
+                under.addAll(holders.getOrDefault(((long) a.node() << 8) | g, List.of()));
+            }
+        }
+        return under.size();
     }
 
     private GangAssignment pendingEntity(PendingJob job, List<GangPacker.GangFit> fits, Map<String, QueueFacts> facts, QueueLedger ledger) {
