@@ -23,13 +23,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Scenario files as fixtures (Volcano/KAI style): every planner's plan is valid, and each behaviour shows. */
 class PlannerScenarioTest {
     static final List<String> FIXTURES = List.of("gang-min-available", "topology-leaf-ib", "preemption", "reclaim", "migration", "sharing", "unplaceable", "edge-mix",
-            "trap-nvlink-pair", "trap-leaf", "trap-min-preemption");
+            "trap-nvlink-pair", "trap-leaf", "trap-min-preemption", "fragmentation-models");
     /**
      * Windows where placing first in line by best fit (greedy) loses: the example traps, and ours
      * for fragmentation, NVLink pairs, one leaf, the fewest victims, reclaim and migration.
      */
-    static final List<String> TRAPS = List.of("frag-migrate-small", "type-flex", "trap-nvlink-pair", "trap-leaf", "trap-min-preemption",
-            "preemption", "reclaim", "migration");
+    static final List<String> TRAPS = List.of("frag-migrate-small", "type-flex", "fragmentation-models", "trap-nvlink-pair", "trap-leaf",
+            "trap-min-preemption", "preemption", "reclaim", "migration");
 
     /** Fast profile, but a deadline a loaded CI machine cannot miss; small windows stop early on the stall limit. */
     static final SolverProfile TEST = SolverProfile.FAST.withTimeLimit(java.time.Duration.ofSeconds(3));
