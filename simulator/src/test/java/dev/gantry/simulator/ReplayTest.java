@@ -83,6 +83,21 @@ class ReplayTest {
         assertThat(r.get("b").firstStart()).isEqualTo(5010);
     }
 
+    /** timefold with a move-bound solver (--solver-moves) repeats to the second, whatever its deadline. */
+    @Test
+    void aReplayWithAMoveBoundSolverRepeatsExactly() throws IOException {
+        StringBuilder csv = new StringBuilder("name,submit,duration,gpus\n");
+        int[] gpus = {3, 5, 2, 8, 1, 6, 4, 2, 7, 3, 16, 1, 5, 2, 4, 8, 3, 6, 2, 1};
+        for (int i = 0; i < gpus.length; i++) {
+            csv.append("j").append(i).append(',').append(7 * i).append(',').append(300 + 97 * (i % 7)).append(',').append(gpus[i]).append('\n');
+        }
+        ReplayOptions tight = new ReplayOptions(10, SolverProfile.FAST.withTimeLimit(Duration.ofMillis(1)), false, true, true, true, 2_000L);
+        ReplayOptions loose = new ReplayOptions(10, SolverProfile.FAST.withTimeLimit(Duration.ofSeconds(2)), false, true, true, true, 2_000L);
+        var first = replay(TestClusters.eightGpuNodes(3, 1), csv.toString(), "timefold", tight);
+        var second = replay(TestClusters.eightGpuNodes(3, 1), csv.toString(), "timefold", loose);
+        assertThat(first).hasSize(gpus.length).isEqualTo(second);
+    }
+
     @Test
     void greedyWithoutReservationStarvesTheHead() throws IOException {
         var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "greedy");

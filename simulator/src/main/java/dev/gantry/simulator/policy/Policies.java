@@ -4,6 +4,7 @@ import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.ReservingPlanner;
+import dev.gantry.placement.engine.planner.TimefoldPlanner;
 import java.util.List;
 import java.util.function.ToLongFunction;
 
@@ -50,6 +51,15 @@ public final class Policies {
      */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, boolean timefoldReserves,
             WorkloadMix mix) {
+        return create(name, estimatedEnd, fastPath, timefoldReserves, mix, null);
+    }
+
+    /**
+     * @param solverMoves null: the solver works to the profile's deadline; else it evaluates this
+     *                    many moves per window with a fixed seed (reproducible replays)
+     */
+    public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, boolean timefoldReserves,
+            WorkloadMix mix, Long solverMoves) {
         ToLongFunction<String> ends = estimatedEnd == null ? job -> Long.MAX_VALUE : estimatedEnd;
         if ("bestfit-paper".equals(name)) {
             return new PaperBestFitPlanner();
@@ -66,7 +76,7 @@ public final class Policies {
         if (!Planners.NAMES.contains(name)) {
             throw new IllegalArgumentException("unknown policy " + name + " (one of " + String.join(", ", NAMES) + ")");
         }
-        Planner p = Planners.byName(name, mix);
+        Planner p = "timefold".equals(name) && solverMoves != null ? new TimefoldPlanner(mix, solverMoves) : Planners.byName(name, mix);
         if (!"timefold".equals(name)) {
             return p;
         }

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * reserved GPUs that are free now and not taken by those jobs are a hole until then:
  * <ol>
  * <li>waiting jobs that end (by their estimate) before the reservation starts fill the hole, in
- * the same order, by best fit inside it;
+ * the same order, by best fit inside it; one that does not fit inside it may also take GPUs free
+ * now outside it (but not those EASY gave to the jobs before the head): it is gone in time;
  * <li>the wrapped planner plans everything else with the hole held (its jobs as running, its
  * unused GPUs by a pinned placeholder of the head's queue), so jobs that would outlast the
  * reservation, or have no estimate, keep off the reserved GPUs, and the head starts no later
@@ -92,7 +93,9 @@ public final class ReservingPlanner implements Planner {
         // not the GPUs EASY gave to the jobs before the head: the reservation counted on them being taken
         long[] hole = freeReservedGpus(easy.state(), res);
         ClusterState holeOnly = onlyHoleFree(now, hole);
-        List<Started> inHole = fillHole(sc, order, res, holeOnly, packer);
+        // free here: the hole and the GPUs nobody is counted on (EASY's state keeps the jobs ahead of the head)
+        ClusterState notCountedOn = easy.state().copy();
+        List<Started> inHole = startEndingInTime(sc, order, res, holeOnly, notCountedOn, packer);
         Scenario held = holding(sc, res, inHole, holeOnly, hole);
         Plan around = planner.plan(held, profile.withTimeLimit(remaining(profile, start)));
         Plan merged = merge(sc, res, inHole, holeOnly, around, hole, start);
@@ -139,9 +142,14 @@ public final class ReservingPlanner implements Planner {
     private record Started(PendingJob job, GangPacker.GangFit fit) {
     }
 
-    /** Jobs that end before the reservation starts, placed into the hole in order; mutates {@code holeOnly}. */
-    private static List<Started> fillHole(Scenario sc, List<PendingJob> order, EasyBackfill.Reservation res,
-            ClusterState holeOnly, GangPacker packer) {
+    /**
+     * Jobs that end before the reservation starts, in order: into the hole alone where they fit
+     * there, else across the hole and the GPUs free now that nobody is counted on (a gang whose
+     * pods need a little more than the hole holds); mutates both states. Such a job may use any
+     * of them: it is gone before the head starts.
+     */
+    private static List<Started> startEndingInTime(Scenario sc, List<PendingJob> order, EasyBackfill.Reservation res,
+            ClusterState holeOnly, ClusterState notCountedOn, GangPacker packer) {
         List<Started> inHole = new ArrayList<>();
         QueueLedger ledger = new QueueLedger(sc);
         for (PendingJob job : order) {
@@ -153,10 +161,16 @@ public final class ReservingPlanner implements Planner {
                 continue;
             }
             GangPacker.GangFit fit = packer.place(holeOnly, job, reps);
+            if (fit == null || !fit.complete()) {
+                fit = packer.place(notCountedOn, job, reps);
+            }
             if (fit == null || !fit.complete() || ledger.blockedBy(job.queue(), fit.gpuMilli()) != null) {
                 continue;
             }
-            fit.tasks().forEach(a -> holeOnly.take(a.node(), a.replica(), a.gpus()));
+            for (GangPacker.Assigned a : fit.tasks()) {
+                holeOnly.take(a.node(), a.replica(), a.gpus()); // GPUs outside the hole are taken there already: only CPU and memory move
+                notCountedOn.take(a.node(), a.replica(), a.gpus());
+            }
             ledger.add(job.queue(), fit.gpuMilli());
             inHole.add(new Started(job, fit));
         }
@@ -169,7 +183,7 @@ public final class ReservingPlanner implements Planner {
      */
     private static Scenario holding(Scenario sc, EasyBackfill.Reservation res, List<Started> inHole,
             ClusterState holeOnly, long[] hole) {
-        if (Arrays.stream(hole).allMatch(m -> m == 0)) {
+        if (inHole.isEmpty() && Arrays.stream(hole).allMatch(m -> m == 0)) {
             return sc; // every reserved GPU is busy now: nothing placed now can delay the head
         }
         List<RunningJob> running = new ArrayList<>(sc.running());

@@ -38,6 +38,8 @@ import org.slf4j.LoggerFactory;
 public final class TimefoldPlanner implements Planner {
     /** The arrivals the fragmentation gauge keeps room for; null: the window's own workload. */
     private final WorkloadMix mix;
+    /** Local search moves per solve in the reproducible mode; null: bound by the deadline. */
+    private final Long movesPerSolve;
 
     public TimefoldPlanner() {
         this(null);
@@ -45,7 +47,22 @@ public final class TimefoldPlanner implements Planner {
 
     /** @param mix the pods that arrived lately, recorded by the caller (may be null) */
     public TimefoldPlanner(WorkloadMix mix) {
+        this(mix, null);
+    }
+
+    /**
+     * @param mix           the pods that arrived lately, recorded by the caller (may be null)
+     * @param movesPerSolve null: each solve is bound by the profile's deadline (the service);
+     *                      else each solve evaluates at most this many local search moves with a
+     *                      fixed seed, whatever the clock says, so that a replay repeats to the
+     *                      decimal ({@link SolverConfigs#reproducible}); the deadline is then ignored
+     */
+    public TimefoldPlanner(WorkloadMix mix, Long movesPerSolve) {
+        if (movesPerSolve != null && movesPerSolve <= 0) {
+            throw new IllegalArgumentException("moves per solve must be positive");
+        }
         this.mix = mix;
+        this.movesPerSolve = movesPerSolve;
     }
 
     /** Set {@code -Dgantry.fullAssert=true} to run the solver in FULL_ASSERT (slow: catches score corruption). */
@@ -80,7 +97,7 @@ public final class TimefoldPlanner implements Planner {
                 ? CompletableFuture.completedFuture(greedy) // every job placed: best fit cannot place more
                 : CompletableFuture.supplyAsync(() -> betterOfBestFitAnd(sc, greedy));
         meta.put("planner", name());
-        meta.put("profile", profile.name());
+        meta.put("profile", movesPerSolve == null ? profile.name() : "reproducible, " + movesPerSolve + " moves");
         meta.put("seedMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         if (sc.pending().isEmpty()) {
             return finish(greedy.plan(), start, meta);
@@ -122,6 +139,9 @@ public final class TimefoldPlanner implements Planner {
     private Plan solve(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
             GangPacker packer, GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
         // the greedy state must stay as greedy left it: the fallback explains from it
+        if (movesPerSolve != null) {
+            return solveReproducibly(sc, weights, packer, greedy, floor, meta, start);
+        }
         long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
         if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {
             // greedy alone used the window: building options would only make the answer late
@@ -173,6 +193,26 @@ public final class TimefoldPlanner implements Planner {
         } finally {
             guard.cancel(false);
         }
+        return checked(sc, model, best, solveStart, greedy, floor, meta, start);
+    }
+
+    /** The reproducible mode: no clock anywhere, so no deadline fallbacks and no guard. */
+    private Plan solveReproducibly(Scenario sc, ConstraintWeightOverrides<HardMediumSoftScore> weights, GangPacker packer,
+            GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
+        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+        meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
+        meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
+        meta.put("options", Integer.toString(model.optionCount()));
+        Solver<PlacementSolution> solver = SolverFactory.<PlacementSolution>create(
+                SolverConfigs.reproducible(movesPerSolve, Boolean.getBoolean(FULL_ASSERT_PROPERTY))).buildSolver();
+        long solveStart = System.nanoTime();
+        PlacementSolution best = solver.solve(model.solution());
+        return checked(sc, model, best, solveStart, greedy, floor, meta, start);
+    }
+
+    /** The solver's best as a plan, if it is valid, feasible and at least the floor; else the floor's plan. */
+    private Plan checked(Scenario sc, PlacementModel model, PlacementSolution best, long solveStart, GreedyPass.Result greedy,
+            CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
         meta.put("solverMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         meta.put("score", String.valueOf(best.getScore()));
         Plan plan = PlanExtractor.toPlan(model, best, 0, meta);

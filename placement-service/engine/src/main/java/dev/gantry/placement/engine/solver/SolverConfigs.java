@@ -29,7 +29,8 @@ import java.util.Map;
  *       so the walk needs little slack); {@code -Dgantry.lateAcceptance=N} overrides it;</li>
  *   <li>moves: evict-and-place (places a gang and moves what is in its way) and plain change
  *       moves (fine tuning of soft scores), picked 1:1;</li>
- *   <li>termination: the profile's spent limit (deadline) and unimproved-time limit.</li>
+ *   <li>termination: the profile's spent limit (deadline) and unimproved-time limit; or, in the
+ *       reproducible configuration ({@link #reproducible}), a move count and a fixed seed.</li>
  * </ul>
  */
 public final class SolverConfigs {
@@ -39,14 +40,6 @@ public final class SolverConfigs {
     }
 
     public static SolverConfig create(Duration spentLimit, Duration unimprovedLimit, boolean fullAssert) {
-        var changeMoves = new ChangeMoveSelectorConfig().withFixedProbabilityWeight(1.0);
-        var evictMoves = new MoveIteratorFactoryConfig()
-                .withMoveIteratorFactoryClass(EvictAndPlaceMoveFactory.class)
-                .withFixedProbabilityWeight(1.0);
-        var localSearch = new LocalSearchPhaseConfig()
-                .withMoveSelectorConfig(new UnionMoveSelectorConfig().withMoveSelectorList(List.of(evictMoves, changeMoves)))
-                .withAcceptorConfig(new LocalSearchAcceptorConfig().withLateAcceptanceSize(LATE_ACCEPTANCE_SIZE))
-                .withForagerConfig(new LocalSearchForagerConfig().withAcceptedCountLimit(1));
         // the deterministic pass takes at most half the window, local search the rest
         var improvement = new CustomPhaseConfig()
                 .withCustomPhaseCommands(new ImprovementPhase())
@@ -57,7 +50,39 @@ public final class SolverConfigs {
                 .withConstraintProviderClass(PlacementConstraintProvider.class)
                 .withEnvironmentMode(fullAssert ? EnvironmentMode.FULL_ASSERT : EnvironmentMode.NON_REPRODUCIBLE)
                 .withTerminationConfig(new TerminationConfig().withSpentLimit(spentLimit).withUnimprovedSpentLimit(unimprovedLimit))
+                .withPhases(improvement, localSearch());
+    }
+
+    /**
+     * The same phases bound by work instead of time, with a fixed random seed: the same window
+     * gives the same plan on any machine and under any load (replays whose figures must repeat).
+     * The improvement pass runs to its end (it tries a bounded number of options per gang); local
+     * search evaluates at most {@code moveLimit} moves, and stops after {@code moveLimit / 4}
+     * steps without a better solution (the stall limit's counterpart).
+     */
+    public static SolverConfig reproducible(long moveLimit, boolean fullAssert) {
+        var improvement = new CustomPhaseConfig().withCustomPhaseCommands(new ImprovementPhase());
+        var localSearch = localSearch().withTerminationConfig(new TerminationConfig()
+                .withMoveCountLimit(moveLimit)
+                .withUnimprovedStepCountLimit((int) Math.max(1, Math.min(Integer.MAX_VALUE, moveLimit / 4))));
+        return new SolverConfig()
+                .withSolutionClass(PlacementSolution.class)
+                .withEntityClasses(GangAssignment.class)
+                .withConstraintProviderClass(PlacementConstraintProvider.class)
+                .withEnvironmentMode(fullAssert ? EnvironmentMode.FULL_ASSERT : EnvironmentMode.NO_ASSERT)
+                .withRandomSeed(0L)
                 .withPhases(improvement, localSearch);
+    }
+
+    private static LocalSearchPhaseConfig localSearch() {
+        var changeMoves = new ChangeMoveSelectorConfig().withFixedProbabilityWeight(1.0);
+        var evictMoves = new MoveIteratorFactoryConfig()
+                .withMoveIteratorFactoryClass(EvictAndPlaceMoveFactory.class)
+                .withFixedProbabilityWeight(1.0);
+        return new LocalSearchPhaseConfig()
+                .withMoveSelectorConfig(new UnionMoveSelectorConfig().withMoveSelectorList(List.of(evictMoves, changeMoves)))
+                .withAcceptorConfig(new LocalSearchAcceptorConfig().withLateAcceptanceSize(LATE_ACCEPTANCE_SIZE))
+                .withForagerConfig(new LocalSearchForagerConfig().withAcceptedCountLimit(1));
     }
 
     /**

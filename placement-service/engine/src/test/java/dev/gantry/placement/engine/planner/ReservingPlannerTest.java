@@ -107,6 +107,27 @@ class ReservingPlannerTest {
     }
 
     @Test
+    void aShortGangTooWideForTheHoleAloneAlsoTakesFreeGpusOutsideIt() {
+        // node a: GPUs 0-3 busy until 2000, 4-7 free (the hole: the gang is reserved on a from 2000);
+        // node b: GPUs 0-3 busy for long, 4-7 free. short-wide (2 pods x 4 GPUs, ends at 1500) needs the
+        // hole and b's free GPUs: it is gone before the gang starts, so it may start now on both
+        Scenario base = headOfLineBlocked();
+        PendingJob shortWide = new PendingJob("short-wide", "team", 0, 10, List.of(new TaskGroup("w", 2, 4, 1000, 1000, null)), 2,
+                null, null, null, false, null, null, false, false, 500L);
+        Scenario sc = new Scenario(base.format(), base.name(), NOW, base.nodes(), base.queues(),
+                List.of(base.running().get(0), running("ends-late", "b", List.of(0, 1, 2, 3))),
+                List.of(waiting("gang", 8, 0, 3600), shortWide));
+        Plan plan = new ReservingPlanner(new GreedyPlanner(), ESTIMATED_END).plan(sc, TEST);
+
+        assertThat(PlanValidator.validate(sc, plan)).isEmpty();
+        assertThat(plan.metadata()).containsEntry("reservation", "gang@2000").containsEntry("startedInReservation", "1");
+        assertThat(plan.placements()).singleElement().satisfies(p -> {
+            assertThat(p.job()).isEqualTo("short-wide");
+            assertThat(p.tasks()).extracting(t -> t.node() + ":" + t.gpus()).containsExactlyInAnyOrder("a:[4, 5, 6, 7]", "b:[4, 5, 6, 7]");
+        });
+    }
+
+    @Test
     void withoutEstimatedEndsItIsTheWrappedPlanner() {
         Scenario sc = headOfLineBlocked();
         Plan wrapped = new GreedyPlanner().plan(sc, TEST);
