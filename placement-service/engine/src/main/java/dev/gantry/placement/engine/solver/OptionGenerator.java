@@ -19,6 +19,7 @@ import dev.gantry.placement.engine.packing.Replica;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -150,7 +151,7 @@ public final class OptionGenerator {
         // those that evict the fewest running jobs first (best fit among equals): the solver's first
         // pass keeps the first option that improves, and a preemption should disturb as little as it can
         List<GangPacker.GangFit> evicting = new ArrayList<>(packer.candidates(victimState(job), job, reps, pendingPerState, rotation));
-        evicting.sort(java.util.Comparator.comparingInt(this::runningJobsUnder));
+        evicting.sort(Comparator.comparingInt(this::runningJobsUnder));
         fits.addAll(evicting);
         return fits;
     }
