@@ -28,6 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,6 +63,8 @@ import org.jboss.logging.Logger;
 public class Binder {
 
     private static final Logger LOG = Logger.getLogger(Binder.class);
+    /** Rows per batched statement when a plan is recorded. */
+    private static final int WRITE_BATCH = 100;
 
     private final Outbox outbox;
     private final StandaloneExecutor executor;
@@ -96,13 +99,21 @@ public class Binder {
         if (!plan.migrations().isEmpty()) {
             LOG.infof("plan has %d migrations; not applied (the binder does not migrate yet)", plan.migrations().size());
         }
-        return Multi.createFrom().iterable(plan.preemptions())
-                .onItem().transformToUniAndConcatenate(this::preempt)
-                .collect().asList()
-                .chain(() -> Multi.createFrom().iterable(plan.placements())
-                        .onItem().transformToUniAndConcatenate(p -> bind(p, gpuModelByNode))
-                        .collect().asList())
-                .map(bound -> (int) bound.stream().filter(Boolean::booleanValue).count());
+        return preemptAll(plan.preemptions()).chain(() -> bindAll(plan.placements(), gpuModelByNode));
+    }
+
+    /**
+     * Turns on statement batching for this session: the inserts, updates and deletes of a plan go to
+     * PostgreSQL a batch per table instead of a round trip per row.
+     */
+    private static Uni<Void> batching() {
+        return Panache.getSession().invoke(session -> session.setBatchSize(WRITE_BATCH)).replaceWithVoid();
+    }
+
+    private static <T> Map<UUID, T> byJob(List<T> rows, java.util.function.Function<T, UUID> jobId) {
+        Map<UUID, T> map = new HashMap<>();
+        rows.forEach(r -> map.put(jobId.apply(r), r));
+        return map;
     }
 
     /** What a preemption did: nothing, released at once, or told and still holding its GPUs until a deadline. */
@@ -110,13 +121,30 @@ public class Binder {
         static final Preempted NOTHING = new Preempted(false, Duration.ZERO, null);
     }
 
+    /**
+     * A plan's victims, recorded in one transaction: one read per table for all of them and the
+     * writes batched, so a window that preempts many jobs pays a few round trips, not ~10 per job.
+     * Should that transaction fail, each victim is preempted on its own, as {@link #preempt} does.
+     */
+    Uni<Void> preemptAll(List<Preemption> preemptions) {
+        if (preemptions.size() <= 1) {
+            return preemptions.isEmpty() ? Uni.createFrom().voidItem() : preempt(preemptions.get(0)).replaceWithVoid();
+        }
+        return Panache.withTransaction(() -> startPreemptions(preemptions))
+                .chain(started -> Multi.createFrom().iterable(started)
+                        .onItem().transformToUniAndConcatenate(this::evictIfToldOrReleased)
+                        .collect().asList().replaceWithVoid())
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("recording %d preemptions together failed, preempting one at a time: %s", preemptions.size(), e.toString());
+                    return Multi.createFrom().iterable(preemptions).onItem().transformToUniAndConcatenate(this::preempt)
+                            .collect().asList().replaceWithVoid();
+                });
+    }
+
     Uni<Boolean> preempt(Preemption preemption) {
         UUID jobId = UUID.fromString(preemption.job());
         return Panache.withTransaction(() -> startPreemption(jobId, preemption.reason()))
-                .call(p -> p.done() && p.gang() != null ? act(() -> cluster.evict(p.gang(), p.grace()))
-                        .onFailure().invoke(e -> LOG.warnf("evicting the pods of %s failed (deleted when its grace ends): %s",
-                                jobId, e.toString()))
-                        .onFailure().recoverWithNull() : Uni.createFrom().nullItem())
+                .call(this::evictIfToldOrReleased)
                 .map(Preempted::done)
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("preempting %s failed, left running: %s", jobId, e.toString());
@@ -124,44 +152,153 @@ public class Binder {
                 });
     }
 
-    private Uni<Preempted> startPreemption(UUID jobId, String reason) {
-        Instant now = Instant.now();
-        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
-            if (job == null) {
-                return Uni.createFrom().item(Preempted.NOTHING);
-            }
-            if (job.evictingUntil != null) {
-                return Uni.createFrom().item(Preempted.NOTHING); // already told; its GPUs free up at the deadline
-            }
-            if (job.protectedUntil != null && job.protectedUntil.isAfter(now)) {
-                LOG.infof("job %s not preempted: protected until %s (preempted recently)", jobId, job.protectedUntil);
-                return Uni.createFrom().item(Preempted.NOTHING);
-            }
-            JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
-            return countPreemption(jobId, now).chain(() -> gangRef(jobId)).chain(gang -> {
-                if (spec.checkpointable() && gracePeriod.isPositive()) {
-                    // told first: the victim checkpoints while it still holds its GPUs
-                    job.evictingUntil = now.plus(gracePeriod);
-                    job.evictReason = reason;
-                    String told = reason + " (checkpoint grace " + gracePeriod.toSeconds() + "s)";
-                    return outbox.append(Subjects.PLACEMENTS_PREEMPTED, jobId.toString(),
-                                    new PlacementReleased(jobId, job.queue, told, job.evictingUntil))
-                            .invoke(() -> LOG.infof("job %s preempted, keeps its GPUs until %s: %s", jobId, job.evictingUntil, reason))
-                            .replaceWith(new Preempted(true, gracePeriod, gang));
-                }
-                return requeue(job, Subjects.PLACEMENTS_PREEMPTED, reason).replaceWith(new Preempted(true, Duration.ZERO, gang));
-            });
-        });
+    /** The pods of a recorded preemption are evicted (with its grace, if it has one); a failure is left to the grace's end. */
+    private Uni<Void> evictIfToldOrReleased(Preempted p) {
+        if (!p.done() || p.gang() == null) {
+            return Uni.createFrom().voidItem();
+        }
+        return act(() -> cluster.evict(p.gang(), p.grace()))
+                .onFailure().invoke(e -> LOG.warnf("evicting the pods of %s failed (deleted when its grace ends): %s",
+                        p.gang().jobId(), e.toString()))
+                .onFailure().recoverWithNull();
     }
 
-    private static Uni<Void> countPreemption(UUID jobId, Instant now) {
-        return JobPreemption.<JobPreemption>findById(jobId).chain(row -> {
-            JobPreemption p = row != null ? row : new JobPreemption();
-            p.jobId = jobId;
-            p.lastPreemptedAt = now;
-            p.times = row == null ? 1 : row.times + 1;
-            return p.persist().replaceWithVoid();
-        });
+    private Uni<Preempted> startPreemption(UUID jobId, String reason) {
+        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> job == null || !preemptible(job, Instant.now())
+                ? Uni.createFrom().item(Preempted.NOTHING)
+                : JobPreemption.<JobPreemption>findById(jobId).chain(count -> gangRef(jobId).chain(gang -> {
+                    Instant now = Instant.now();
+                    Writes writes = new Writes();
+                    countPreemption(jobId, count, now, writes);
+                    if (tellsFirst(job)) {
+                        Preempted told = tell(job, reason, now, gang, writes);
+                        return writes.apply(outbox).replaceWith(told);
+                    }
+                    returnToPending(job, Subjects.PLACEMENTS_PREEMPTED, reason, writes);
+                    return Allocation.delete("jobId", jobId).chain(() -> writes.apply(outbox))
+                            .replaceWith(new Preempted(true, Duration.ZERO, gang));
+                })));
+    }
+
+    /**
+     * The victims of one plan: their running rows, preemption counts and pods read with one query
+     * each, the released ones' allocations deleted with one statement, the other writes batched
+     * table by table. Inside a transaction.
+     */
+    private Uni<List<Preempted>> startPreemptions(List<Preemption> preemptions) {
+        List<UUID> ids = preemptions.stream().map(p -> UUID.fromString(p.job())).distinct().toList();
+        return batching()
+                .chain(() -> RunningJobRecord.<RunningJobRecord>list("jobId in ?1", ids))
+                .chain(jobs -> JobPreemption.<JobPreemption>list("jobId in ?1", ids)
+                        .chain(counts -> gangRefs(ids).chain(gangs -> {
+                            Map<UUID, RunningJobRecord> running = byJob(jobs, j -> j.jobId);
+                            Map<UUID, JobPreemption> countOf = byJob(counts, c -> c.jobId);
+                            Instant now = Instant.now();
+                            List<Preempted> started = new ArrayList<>();
+                            Writes writes = new Writes();
+                            List<UUID> released = new ArrayList<>();
+                            for (Preemption preemption : preemptions) {
+                                UUID jobId = UUID.fromString(preemption.job());
+                                RunningJobRecord job = running.remove(jobId); // removed: a victim named twice is preempted once
+                                if (job == null || !preemptible(job, now)) {
+                                    continue;
+                                }
+                                countPreemption(jobId, countOf.get(jobId), now, writes);
+                                ClusterActuator.GangRef gang = gangs.get(jobId);
+                                if (tellsFirst(job)) {
+                                    started.add(tell(job, preemption.reason(), now, gang, writes));
+                                } else {
+                                    released.add(jobId);
+                                    returnToPending(job, Subjects.PLACEMENTS_PREEMPTED, preemption.reason(), writes);
+                                    started.add(new Preempted(true, Duration.ZERO, gang));
+                                }
+                            }
+                            Uni<Void> freed = released.isEmpty() ? Uni.createFrom().voidItem()
+                                    : Allocation.delete("jobId in ?1", released).replaceWithVoid();
+                            return freed.chain(() -> writes.apply(outbox)).replaceWith(started);
+                        })));
+    }
+
+    /** False for a victim already told (its GPUs free up at its deadline) or protected after a recent preemption. */
+    private static boolean preemptible(RunningJobRecord job, Instant now) {
+        if (job.evictingUntil != null) {
+            return false;
+        }
+        if (job.protectedUntil != null && job.protectedUntil.isAfter(now)) {
+            LOG.infof("job %s not preempted: protected until %s (preempted recently)", job.jobId, job.protectedUntil);
+            return false;
+        }
+        return true;
+    }
+
+    /** A checkpointable victim is told first and keeps its GPUs for the grace period. */
+    private boolean tellsFirst(RunningJobRecord job) {
+        return gracePeriod.isPositive() && EventCodec.fromJson(job.spec, JobQueued.class).checkpointable();
+    }
+
+    /** Told first: the victim checkpoints while it still holds its GPUs. */
+    private Preempted tell(RunningJobRecord job, String reason, Instant now, ClusterActuator.GangRef gang, Writes writes) {
+        job.evictingUntil = now.plus(gracePeriod); // a managed row: updated when the session flushes
+        job.evictReason = reason;
+        String told = reason + " (checkpoint grace " + gracePeriod.toSeconds() + "s)";
+        writes.event(Subjects.PLACEMENTS_PREEMPTED, job.jobId, new PlacementReleased(job.jobId, job.queue, told, job.evictingUntil));
+        LOG.infof("job %s preempted, keeps its GPUs until %s: %s", job.jobId, job.evictingUntil, reason);
+        return new Preempted(true, gracePeriod, gang);
+    }
+
+    /** One more preemption on the job's record ({@code row}: the record so far, a managed row; null for a first). */
+    private static void countPreemption(UUID jobId, JobPreemption row, Instant now, Writes writes) {
+        JobPreemption p = row != null ? row : new JobPreemption();
+        p.jobId = jobId;
+        p.lastPreemptedAt = now;
+        p.times = row == null ? 1 : row.times + 1;
+        if (row == null) {
+            writes.insert(p);
+        }
+    }
+
+    /**
+     * Rows to insert and delete and events to append, gathered while a plan is recorded and then
+     * written table by table, so that with batching on each table's rows go in one statement batch.
+     * The events go last: each outbox insert returns its generated key, which makes Hibernate write
+     * every row queued before it, a few at a time.
+     */
+    private static final class Writes {
+        private final Map<Class<?>, List<Object>> inserts = new LinkedHashMap<>();
+        private final List<Object> deletes = new ArrayList<>();
+        private final List<Event> events = new ArrayList<>();
+
+        private record Event(String subject, String jobId, Object payload) {
+        }
+
+        void insert(Object row) {
+            inserts.computeIfAbsent(row.getClass(), c -> new ArrayList<>()).add(row);
+        }
+
+        void delete(Object row) {
+            deletes.add(row);
+        }
+
+        void event(String subject, UUID jobId, Object payload) {
+            events.add(new Event(subject, jobId.toString(), payload));
+        }
+
+        /** Inside a transaction. */
+        Uni<Void> apply(Outbox outbox) {
+            return Panache.getSession().chain(session -> {
+                Uni<Void> chain = Uni.createFrom().voidItem();
+                for (List<Object> rows : inserts.values()) {
+                    chain = chain.chain(() -> session.persistAll(rows.toArray()));
+                }
+                if (!deletes.isEmpty()) {
+                    chain = chain.chain(() -> session.removeAll(deletes.toArray()));
+                }
+                for (Event e : events) {
+                    chain = chain.chain(() -> outbox.append(e.subject(), e.jobId(), e.payload())).replaceWithVoid();
+                }
+                return chain;
+            });
+        }
     }
 
     /** Victims whose grace period is over give up their GPUs and return to the pending set (their event went out when told). */
@@ -215,6 +352,17 @@ public class Binder {
      * event on {@code subject} (none when null: it went out already). Inside a transaction.
      */
     private Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
+        Writes writes = new Writes();
+        returnToPending(job, subject, reason, writes);
+        return Allocation.delete("jobId", job.jobId).chain(() -> writes.apply(outbox)).replaceWith(true);
+    }
+
+    /**
+     * The running row to go and a pending row in its place, with the original submission time; its
+     * event on {@code subject} (none when null: it went out already). The caller deletes the
+     * allocations.
+     */
+    private static void returnToPending(RunningJobRecord job, String subject, String reason, Writes writes) {
         UUID jobId = job.jobId;
         JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
         PendingJob pending = new PendingJob();
@@ -226,13 +374,12 @@ public class Binder {
         pending.spec = job.spec;
         pending.submittedAt = job.submittedAt; // keeps its place in line
         pending.receivedAt = Instant.now();
-        return Allocation.delete("jobId", jobId)
-                .chain(job::delete)
-                .chain(() -> pending.persist())
-                .chain(() -> subject == null ? Uni.createFrom().nullItem()
-                        : outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, spec.queue(), reason, Instant.now())))
-                .invoke(() -> LOG.infof("job %s back to pending (%s): %s", jobId, subject == null ? "grace period over" : subject, reason))
-                .replaceWith(true);
+        writes.delete(job);
+        writes.insert(pending);
+        if (subject != null) {
+            writes.event(subject, jobId, new PlacementReleased(jobId, spec.queue(), reason, Instant.now()));
+        }
+        LOG.infof("job %s back to pending (%s): %s", jobId, subject == null ? "grace period over" : subject, reason);
     }
 
     /** The bound gang, for the actuator (null in standalone mode or when nothing was written). */
@@ -255,9 +402,13 @@ public class Binder {
                     LOG.infof("job %s not bound: %s (replanned next window)", jobId, conflict);
                     return Uni.createFrom().item(new Bound(false, null));
                 }
-                return write(pending, placement, gpuModelByNode);
+                return JobPreemption.<JobPreemption>findById(jobId).chain(preempted -> {
+                    Writes writes = new Writes();
+                    Recorded recorded = record(pending, placement, gpuModelByNode, preempted != null, held, writes);
+                    return writes.apply(outbox).chain(() -> bound(recorded));
+                });
             });
-        })).chain(bound -> !bound.written() || bound.gang() == null ? Uni.createFrom().item(bound.written()) : launch(bound.gang()))
+        })).chain(this::launchIfWritten)
                 .onFailure().recoverWithItem(e -> {
                     LOG.warnf("binding %s failed, left pending: %s", jobId, e.toString());
                     return false;
@@ -267,6 +418,70 @@ public class Binder {
                         launching.remove(jobId);
                     }
                 });
+    }
+
+    /**
+     * A plan's placements, recorded in one transaction: the pending rows, the allocations on the
+     * plan's nodes and the preemption records read with one query each for all jobs; each gang
+     * checked against what is held, including the gangs recorded before it in the plan, and written
+     * whole or skipped; the writes batched, the events appended last. Then the pods, gang by gang.
+     * Should the transaction fail, each job is bound on its own, as {@link #bind} does. The item is
+     * the number of jobs placed.
+     */
+    Uni<Integer> bindAll(List<Placement> placements, Map<String, String> gpuModelByNode) {
+        if (placements.size() <= 1) {
+            return placements.isEmpty() ? Uni.createFrom().item(0)
+                    : bind(placements.get(0), gpuModelByNode).map(bound -> bound ? 1 : 0);
+        }
+        List<UUID> ids = placements.stream().map(p -> UUID.fromString(p.job())).distinct().toList();
+        List<UUID> mine = ids.stream().filter(launching::add).toList(); // held until the pods are launched
+        return Panache.withTransaction(() -> recordPlacements(placements, ids, gpuModelByNode))
+                .chain(recorded -> Multi.createFrom().iterable(recorded)
+                        .onItem().transformToUniAndConcatenate(this::launchIfWritten)
+                        .collect().asList()
+                        .map(done -> (int) done.stream().filter(Boolean::booleanValue).count()))
+                .onFailure().recoverWithUni(e -> {
+                    LOG.warnf("recording %d placements together failed, binding one at a time: %s", placements.size(), e.toString());
+                    return Multi.createFrom().iterable(placements).onItem().transformToUniAndConcatenate(p -> bind(p, gpuModelByNode))
+                            .collect().asList()
+                            .map(done -> (int) done.stream().filter(Boolean::booleanValue).count());
+                })
+                .eventually(() -> mine.forEach(launching::remove));
+    }
+
+    private Uni<List<Bound>> recordPlacements(List<Placement> placements, List<UUID> ids, Map<String, String> gpuModelByNode) {
+        Set<String> nodes = new HashSet<>();
+        placements.forEach(p -> p.tasks().forEach(t -> nodes.add(t.node())));
+        return batching()
+                .chain(() -> PendingJob.<PendingJob>list("jobId in ?1", ids))
+                .chain(pendings -> Allocation.<Allocation>list("node in ?1", nodes)
+                        .chain(heldNow -> JobPreemption.<JobPreemption>list("jobId in ?1", ids).chain(preemptions -> {
+                            Map<UUID, PendingJob> pending = byJob(pendings, p -> p.jobId);
+                            Set<UUID> preemptedBefore = byJob(preemptions, p -> p.jobId).keySet();
+                            List<Allocation> held = new ArrayList<>(heldNow); // grows with each gang recorded
+                            Writes writes = new Writes();
+                            List<Recorded> recorded = new ArrayList<>();
+                            for (Placement placement : placements) {
+                                UUID jobId = UUID.fromString(placement.job());
+                                PendingJob job = pending.remove(jobId); // removed: a job placed twice is bound once
+                                if (job == null) {
+                                    LOG.debugf("job %s left the pending set while planning; not bound", jobId);
+                                    continue;
+                                }
+                                String conflict = conflict(placement, held);
+                                if (conflict != null) {
+                                    LOG.infof("job %s not bound: %s (replanned next window)", jobId, conflict);
+                                    continue;
+                                }
+                                recorded.add(record(job, placement, gpuModelByNode, preemptedBefore.contains(jobId), held, writes));
+                            }
+                            return writes.apply(outbox).chain(() -> Multi.createFrom().iterable(recorded)
+                                    .onItem().transformToUniAndConcatenate(this::bound).collect().asList());
+                        })));
+    }
+
+    private Uni<Boolean> launchIfWritten(Bound bound) {
+        return !bound.written() || bound.gang() == null ? Uni.createFrom().item(bound.written()) : launch(bound.gang());
     }
 
     /**
@@ -374,7 +589,12 @@ public class Binder {
                 }));
     }
 
-    private Uni<Bound> write(PendingJob pending, Placement placement, Map<String, String> gpuModelByNode) {
+    /**
+     * The rows of a placement, for {@code writes}: its allocations (added to {@code held} too, so
+     * the later gangs of a plan see them), its running row, the pending row gone, its event.
+     */
+    private Recorded record(PendingJob pending, Placement placement, Map<String, String> gpuModelByNode, boolean preemptedBefore,
+            List<Allocation> held, Writes writes) {
         JobQueued spec = EventCodec.fromJson(pending.spec, JobQueued.class);
         Instant now = Instant.now();
         List<Allocation> rows = new ArrayList<>();
@@ -413,19 +633,25 @@ public class Binder {
         running.dueAt = executor.dueAt(now, spec);
         PlacementBound bound = new PlacementBound(pending.jobId, spec.queue(), spec.owner(), gpus,
                 models.size() == 1 ? models.iterator().next() : null, cpu, memory, now);
-        return JobPreemption.<JobPreemption>findById(pending.jobId)
-                .invoke(preempted -> {
-                    if (preempted != null && protection.isPositive()) {
-                        running.protectedUntil = now.plus(protection); // placed again after a preemption: runs undisturbed a while
-                    }
-                })
-                .chain(() -> Panache.getSession())
-                .chain(session -> session.persistAll(rows.toArray()))
-                .chain(pending::delete)
-                .chain(() -> running.persist())
-                .chain(() -> outbox.append(Subjects.PLACEMENTS_BOUND, pending.jobId.toString(), bound))
-                .invoke(() -> LOG.infof("job %s bound: %d tasks, %d GPUs", pending.jobId, rows.size(), bound.gpus()))
-                .chain(() -> cluster.acts() ? gangOf(pending.jobId, spec, tasks) : Uni.createFrom().nullItem())
+        if (preemptedBefore && protection.isPositive()) {
+            running.protectedUntil = now.plus(protection); // placed again after a preemption: runs undisturbed a while
+        }
+        held.addAll(rows);
+        rows.forEach(writes::insert);
+        writes.insert(running);
+        writes.delete(pending);
+        writes.event(Subjects.PLACEMENTS_BOUND, pending.jobId, bound);
+        LOG.infof("job %s bound: %d tasks, %d GPUs", pending.jobId, rows.size(), bound.gpus());
+        return new Recorded(pending.jobId, spec, tasks);
+    }
+
+    /** A placement recorded by {@link #record}: what its pods need. */
+    private record Recorded(UUID jobId, JobQueued spec, List<ClusterActuator.TaskBinding> tasks) {
+    }
+
+    /** A recorded placement, with the gang to launch in kubernetes mode. Inside the transaction that recorded it. */
+    private Uni<Bound> bound(Recorded recorded) {
+        return (cluster.acts() ? gangOf(recorded.jobId(), recorded.spec(), recorded.tasks()) : Uni.createFrom().<ClusterActuator.Gang>nullItem())
                 .map(gang -> new Bound(true, gang));
     }
 
@@ -449,6 +675,18 @@ public class Binder {
             gang.launchedAt = null;
             return gang.persist().map(x -> new ClusterActuator.Gang(
                     new ClusterActuator.GangRef(jobId, namespace, gang.gangLabel, false), spec, tasks, Map.of(), gang.attempt));
+        });
+    }
+
+    /** Where the jobs' pods are, by job; empty in standalone mode. */
+    private Uni<Map<UUID, ClusterActuator.GangRef>> gangRefs(List<UUID> jobIds) {
+        if (!cluster.acts()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        return ClusterGang.<ClusterGang>list("jobId in ?1", jobIds).map(rows -> {
+            Map<UUID, ClusterActuator.GangRef> refs = new HashMap<>();
+            rows.forEach(row -> refs.put(row.jobId, new ClusterActuator.GangRef(row.jobId, row.namespace, row.gangLabel, row.userPods)));
+            return refs;
         });
     }
 

@@ -56,22 +56,28 @@ class BinderTest {
 
     @AfterEach
     void cleanUp() {
+        db.execute("delete from job_preemption where job_id in (select job_id from running_job where spec like '%" + MODEL + "%' "
+                + "union select job_id from pending_job where spec like '%" + MODEL + "%')");
         db.execute("delete from allocation where node in ('binder-x', 'binder-y')");
         db.execute("delete from running_job where spec like '%" + MODEL + "%'");
         db.execute("delete from pending_job where spec like '%" + MODEL + "%'");
         db.execute("delete from node where name in ('binder-x', 'binder-y')");
     }
 
-    private static JobQueued job(UUID id, int tasks, Instant submittedAt) {
+    private static JobQueued job(UUID id, int tasks, Instant submittedAt, boolean checkpointable) {
         // runs for hours under the test's speed-up: the executor does not complete it while the test looks
         return new JobQueued(id, "batch-" + id.toString().substring(0, 8), "binder-test", "bob", 0, submittedAt, null,
                 List.of(new JobQueued.TaskGroup("worker", tasks, 1, null, 1000, 4000)), List.of(MODEL), null, null, false, Map.of(),
-                List.of(), true, false, 1_000_000L);
+                List.of(), true, checkpointable, 1_000_000L);
     }
 
     private UUID pending(int tasks, Instant submittedAt) {
+        return pending(tasks, submittedAt, false);
+    }
+
+    private UUID pending(int tasks, Instant submittedAt, boolean checkpointable) {
         UUID id = UUID.randomUUID();
-        JobQueued spec = job(id, tasks, submittedAt);
+        JobQueued spec = job(id, tasks, submittedAt, checkpointable);
         db.execute("insert into pending_job (job_id, name, queue, priority, total_gpus, spec, submitted_at, received_at) "
                 + "values (?::uuid, ?, ?, 0, ?, ?, ?::timestamptz, now())", id.toString(), spec.name(), spec.queue(), tasks,
                 EventCodec.toJson(spec), submittedAt.toString());
@@ -147,5 +153,43 @@ class BinderTest {
             assertThat(outbox(Subjects.PLACEMENTS_PREEMPTED, victim)).isEqualTo(1);
         }
         assertThat(outbox(Subjects.PLACEMENTS_PREEMPTED, notRunning)).isZero();
+    }
+
+    @Test
+    void aPlansVictimsAreToldReleasedOrSparedEachByItsOwnRules() throws Throwable {
+        Instant earlier = Instant.now().minusSeconds(3600).truncatedTo(ChronoUnit.MILLIS);
+        UUID checkpointing = pending(1, earlier, true);
+        UUID plain = pending(1, earlier);
+        UUID protectedOne = pending(1, earlier);
+        UUID preemptedBefore = pending(1, earlier);
+        db.execute("insert into job_preemption (job_id, last_preempted_at, times) values (?::uuid, now() - interval '1 hour', 2)",
+                preemptedBefore.toString());
+        assertThat(apply(List.of(new Placement(checkpointing.toString(), List.of(task(0, "binder-x", 4))),
+                new Placement(plain.toString(), List.of(task(0, "binder-x", 5))),
+                new Placement(protectedOne.toString(), List.of(task(0, "binder-x", 6))),
+                new Placement(preemptedBefore.toString(), List.of(task(0, "binder-x", 7)))), List.of())).isEqualTo(4);
+        assertThat(db.queryString("select protected_until::text from running_job where job_id = ?::uuid", preemptedBefore.toString()))
+                .as("placed again after a preemption: protected").isNotNull();
+        assertThat(db.queryString("select protected_until::text from running_job where job_id = ?::uuid", plain.toString())).isNull();
+        db.execute("update running_job set protected_until = now() + interval '1 hour' where job_id = ?::uuid", protectedOne.toString());
+
+        apply(List.of(), List.of(new Preemption(checkpointing.toString(), "test: make room"), new Preemption(plain.toString(), "test: make room"),
+                new Preemption(protectedOne.toString(), "test: make room"), new Preemption(plain.toString(), "test: named twice")));
+
+        // told first: keeps its GPUs until the grace period ends, the event says so
+        assertThat(count("select count(*) from allocation where job_id = ?::uuid", checkpointing)).isEqualTo(1);
+        assertThat(count("select count(*) from running_job where job_id = ?::uuid and evicting_until is not null", checkpointing)).isEqualTo(1);
+        assertThat(db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ? and envelope like '%checkpoint grace%'",
+                Subjects.PLACEMENTS_PREEMPTED, checkpointing.toString())).isEqualTo(1);
+        // released at once, once although named twice
+        assertThat(count("select count(*) from allocation where job_id = ?::uuid", plain)).isZero();
+        assertThat(count("select count(*) from pending_job where job_id = ?::uuid", plain)).isEqualTo(1);
+        assertThat(outbox(Subjects.PLACEMENTS_PREEMPTED, plain)).isEqualTo(1);
+        assertThat(count("select times from job_preemption where job_id = ?::uuid", plain)).isEqualTo(1);
+        // protected: untouched
+        assertThat(count("select count(*) from allocation where job_id = ?::uuid", protectedOne)).isEqualTo(1);
+        assertThat(count("select count(*) from running_job where job_id = ?::uuid and evicting_until is null", protectedOne)).isEqualTo(1);
+        assertThat(outbox(Subjects.PLACEMENTS_PREEMPTED, protectedOne)).isZero();
+        assertThat(count("select count(*) from job_preemption where job_id = ?::uuid", protectedOne)).isZero();
     }
 }
