@@ -2,6 +2,7 @@ package dev.gantry.admission;
 
 import dev.gantry.testing.FreshTestConsumers;
 import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.ResourceArg;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /** Submission over REST against the real PostgreSQL: what is accepted is stored with its event, what is not changes nothing. */
 // every test of this module starts with fresh test consumers (global resource)
-@QuarkusTestResource(FreshTestConsumers.class)
+@QuarkusTestResource(value = FreshTestConsumers.class, initArgs = @ResourceArg(name = "service", value = "admission"))
 @QuarkusTest
 class JobSubmissionTest {
 

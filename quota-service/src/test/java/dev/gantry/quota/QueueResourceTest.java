@@ -2,6 +2,7 @@ package dev.gantry.quota;
 
 import dev.gantry.testing.FreshTestConsumers;
 import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.ResourceArg;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /** Queues over REST against the real PostgreSQL. */
 // every test of this module starts with fresh test consumers (global resource)
-@QuarkusTestResource(FreshTestConsumers.class)
+@QuarkusTestResource(value = FreshTestConsumers.class, initArgs = @ResourceArg(name = "service", value = "quota"))
 @QuarkusTest
 class QueueResourceTest {
 

@@ -10,23 +10,41 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Deletes the tests' durable consumers ({@code *-test}) before a service starts under test, so the
- * service recreates them with {@code deliver-policy=new} and sees only what is published from now
- * on. Without it a durable test consumer would first replay whatever reached the shared broker
+ * Deletes one service's test consumers ({@code <service>-*-test}) before it starts under test, so
+ * the service recreates them with {@code deliver-policy=new} and sees only what is published from
+ * now on. Without it a durable test consumer would first replay whatever reached the shared broker
  * since the last run (another module's tests, a developer's running Gantry) into a clean database.
+ * The service is named by the resource argument {@code service} (e.g. {@code placement}): only its
+ * own consumers go, so one module's tests never pull the consumers from under another's running
+ * at the same time on the same broker.
  */
 public class FreshTestConsumers implements QuarkusTestResourceLifecycleManager {
 
     static final List<String> STREAMS = List.of("JOBS", "NODES", "QUOTA", "PLACEMENTS");
 
+    private String service;
+
+    @Override
+    public void init(Map<String, String> initArgs) {
+        service = initArgs.get("service");
+        if (service == null || service.isBlank()) {
+            throw new IllegalArgumentException("FreshTestConsumers needs @ResourceArg(name = \"service\", value = \"<consumer prefix>\")");
+        }
+    }
+
     @Override
     public Map<String, String> start() {
-        deleteConsumers(System.getProperty("gantry.nats.url", "nats://127.0.0.1:4222"), "-test");
+        deleteConsumers(System.getProperty("gantry.nats.url", "nats://127.0.0.1:4222"), service + "-", "-test");
         return Map.of();
     }
 
     /** Deletes every durable consumer on Gantry's streams whose name ends with {@code suffix}. */
     public static void deleteConsumers(String natsUrl, String suffix) {
+        deleteConsumers(natsUrl, "", suffix);
+    }
+
+    /** Deletes every durable consumer on Gantry's streams whose name starts with {@code prefix} and ends with {@code suffix}. */
+    public static void deleteConsumers(String natsUrl, String prefix, String suffix) {
         try (Connection connection = Nats.connect(natsUrl)) {
             JetStreamManagement streams = connection.jetStreamManagement();
             List<String> existing = streams.getStreamNames();
@@ -35,7 +53,7 @@ public class FreshTestConsumers implements QuarkusTestResourceLifecycleManager {
                     continue;
                 }
                 for (String consumer : streams.getConsumerNames(stream)) {
-                    if (consumer.endsWith(suffix)) {
+                    if (consumer.startsWith(prefix) && consumer.endsWith(suffix)) {
                         streams.deleteConsumer(stream, consumer);
                     }
                 }

@@ -2,6 +2,7 @@ package dev.gantry.placement;
 
 import dev.gantry.testing.FreshTestConsumers;
 import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.ResourceArg;
 
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * stores each job once, however many times the broker carries the event.
  */
 // every test of this module starts with fresh test consumers (global resource)
-@QuarkusTestResource(FreshTestConsumers.class)
+@QuarkusTestResource(value = FreshTestConsumers.class, initArgs = @ResourceArg(name = "service", value = "placement"))
 @QuarkusTest
 class JobQueuedConsumerTest {
 
