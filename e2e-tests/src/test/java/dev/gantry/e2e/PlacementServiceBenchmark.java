@@ -32,7 +32,8 @@ import java.util.regex.Pattern;
  * nodes) and 2,000 queued jobs that all ask for A100 GPUs in a Philly-like size mix, so the A100s
  * fill up and most of the line keeps waiting. It prints the windows' duration against the solver
  * profile's limit + 20%, then sends lone 1-GPU T4 jobs one at a time and prints how many took the
- * fast path and how long each took from its event to its binding.
+ * fast path and how long each took from its event to its binding. With {@code -Dchurn=N}, N
+ * urgent 8-GPU jobs arrive each second of the measured minute, so its windows preempt and place.
  *
  * <p>Run: {@code mvn -B -q -pl e2e-tests test-compile exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=dev.gantry.e2e.PlacementServiceBenchmark} (after {@code mvn install -DskipTests}).
@@ -90,7 +91,13 @@ public final class PlacementServiceBenchmark {
             }
             System.out.printf("settled: %d pending after %.0f windows%n", lastPending, figure("gantry_placement_window_seconds_count"));
             Map<String, Double> before = windowFigures();
+            int churn = Integer.getInteger("churn", 0);
+            Thread churning = churn == 0 ? null : Thread.ofPlatform().daemon().start(() -> publishUrgentJobs(churn));
             Thread.sleep(Integer.getInteger("seconds", 60) * 1000L);
+            if (churning != null) {
+                churning.interrupt();
+                churning.join();
+            }
             Map<String, Double> after = windowFigures();
             double windows = after.get("count") - before.get("count");
             double mean = (after.get("sum") - before.get("sum")) / Math.max(1, windows);
@@ -203,6 +210,30 @@ public final class PlacementServiceBenchmark {
         return new JobQueued(id, "bench-" + i, "q" + i % 4, "bench", random.nextInt(3) * 100, submitted, null,
                 List.of(new JobQueued.TaskGroup("worker", replicas, gpus, null, 2000, 8000)), List.of("A100-SXM4-80GB"), null,
                 replicas > 1 ? new JobQueued.Network("leaf", null) : null, false, Map.of(), List.of(), true, false, 36_000L);
+    }
+
+    /**
+     * {@code perSecond} 8-GPU jobs of priority 250 each second until interrupted: on a full cluster
+     * each displaces lower-priority jobs, so the measured windows bind preemptions and placements
+     * every time (-Dchurn=N), not only when the settled line happens to allow it.
+     */
+    private static void publishUrgentJobs(int perSecond) {
+        try (TestNats nats = TestNats.connect("nats://127.0.0.1:4222")) {
+            int i = 0;
+            while (!Thread.currentThread().isInterrupted()) {
+                for (int k = 0; k < perSecond; k++, i++) {
+                    UUID id = UUID.randomUUID();
+                    nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, id.toString(), new JobQueued(id, "urgent-" + i, "q" + i % 4, "bench",
+                            250, Instant.now(), null, List.of(new JobQueued.TaskGroup("worker", 1, 8, null, 2000, 8000)),
+                            List.of("A100-SXM4-80GB"), null, null, false, Map.of(), List.of(), true, false, 36_000L)));
+                }
+                Thread.sleep(1000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            throw new IllegalStateException("publishing urgent jobs failed", e);
+        }
     }
 
     private static JobQueued loneT4(UUID id) {
