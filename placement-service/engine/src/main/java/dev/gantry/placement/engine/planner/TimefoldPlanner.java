@@ -148,10 +148,7 @@ public final class TimefoldPlanner implements Planner {
             meta.put("fallback", "no time left for the solver after the greedy seed, greedy plan returned");
             return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
-        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
-        meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
-        meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
-        meta.put("options", Integer.toString(model.optionCount()));
+        PlacementModel model = model(sc, weights, packer, greedy, meta, start);
         // the deadline covers the whole call: keep time to turn the solution into a checked plan
         // (measured: plan extraction and checks about 60 us per entity on a busy core)
         Duration reserve = Duration.ofMillis(Math.min(profile.spentLimit().toMillis() / 4,
@@ -199,15 +196,22 @@ public final class TimefoldPlanner implements Planner {
     /** The reproducible mode: no clock anywhere, so no deadline fallbacks and no guard. */
     private Plan solveReproducibly(Scenario sc, ConstraintWeightOverrides<HardMediumSoftScore> weights, GangPacker packer,
             GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
-        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
-        meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
-        meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
-        meta.put("options", Integer.toString(model.optionCount()));
+        PlacementModel model = model(sc, weights, packer, greedy, meta, start);
         Solver<PlacementSolution> solver = SolverFactory.<PlacementSolution>create(
                 SolverConfigs.reproducible(movesPerSolve, Boolean.getBoolean(FULL_ASSERT_PROPERTY))).buildSolver();
         long solveStart = System.nanoTime();
         PlacementSolution best = solver.solve(model.solution());
         return checked(sc, model, best, solveStart, greedy, floor, meta, start);
+    }
+
+    /** The solver's model around the greedy seed; its size and build time go into the plan's metadata. */
+    private static PlacementModel model(Scenario sc, ConstraintWeightOverrides<HardMediumSoftScore> weights, GangPacker packer,
+            GreedyPass.Result greedy, Map<String, String> meta, long start) {
+        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+        meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
+        meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
+        meta.put("options", Integer.toString(model.optionCount()));
+        return model;
     }
 
     /** The solver's best as a plan, if it is valid, feasible and at least the floor; else the floor's plan. */
