@@ -98,6 +98,40 @@ class ReplayTest {
         assertThat(first).hasSize(gpus.length).isEqualTo(second);
     }
 
+    /**
+     * Two 8-GPU nodes: a and b (6 GPUs each, ending at 1000 and 2000) leave 2 GPUs free on each;
+     * g1 (whole node, long) and g2 (whole node, short) wait; L (2 GPUs, long) fits now. With one
+     * reservation (g1 on a's node from 1000) L takes the other node's free GPUs and g2 waits until
+     * L ends (5010); with two, g2 is reserved on b's node from 2000 and L waits until g2 has run.
+     */
+    private static final String TWO_GANGS = """
+            name,submit,duration,gpus
+            a,0,1000,6
+            b,0,2000,6
+            g1,1,5000,8
+            g2,2,100,8
+            L,3,5000,2
+            """;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"backfill", "timefold", "greedy-reserving"})
+    void oneReservationLetsALongJobDelayTheSecondGang(String policy) throws IOException {
+        var r = replay(TestClusters.eightGpuNodes(2, 1), TWO_GANGS, policy);
+        assertThat(r.get("g1").firstStart()).isEqualTo(1000);
+        assertThat(r.get("L").firstStart()).isEqualTo(10);
+        assertThat(r.get("g2").firstStart()).isEqualTo(5010);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"timefold", "greedy-reserving"})
+    void twoReservationsKeepTheSecondGangsNodeFromALongJob(String policy) throws IOException {
+        ReplayOptions two = new ReplayOptions(OPTIONS.windowSeconds(), OPTIONS.profile(), false, true, true, true, null, 2);
+        var r = replay(TestClusters.eightGpuNodes(2, 1), TWO_GANGS, policy, two);
+        assertThat(r.get("g1").firstStart()).isEqualTo(1000);
+        assertThat(r.get("g2").firstStart()).isEqualTo(2000);
+        assertThat(r.get("L").firstStart()).isEqualTo(2100);
+    }
+
     @Test
     void greedyWithoutReservationStarvesTheHead() throws IOException {
         var r = replay(TestClusters.eightGpuNodes(1, 1), HOL, "greedy");

@@ -37,7 +37,7 @@ import java.util.Set;
  */
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
-            + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--from T --to T] [--out DIR] "
+            + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
             + "[--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE";
@@ -73,7 +73,7 @@ public final class SimulateCommand {
 
     private static int simulate(String[] argv, PrintStream out, PrintStream err) {
         Args a = new Args(argv, 0,
-                Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--from", "--to", "--out", "--seeds",
+                Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--from", "--to", "--out", "--seeds",
                         "--modes", "--batch"),
                 Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation"));
         Path trace = existing(a.required("--trace"), "--trace");
@@ -173,8 +173,10 @@ public final class SimulateCommand {
             if (solverMoves != null) {
                 run.put("solverMoves", solverMoves + " per window, fixed seed (reproducible; --time-limit ignored by the solver)");
             }
+            int reservations = a.get("--reservations", null) == null ? 1 : positiveInt(a.get("--reservations", null), "--reservations");
+            run.put("timefoldReservations", reservations);
             Replay replay = new Replay(cluster, jobs, new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
-                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves));
+                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations));
             if (!a.flag("--quiet")) {
                 bar = new ProgressBar(err, policies.size());
             }

@@ -12,14 +12,18 @@ import java.util.function.ToLongFunction;
  * The policies a replay can drive: the engine's planners (the same the service uses) plus
  * backfill and las, and {@code greedy-frag}: the fragmentation-aware greedy pass the solver
  * starts from (the service's fast path), to see what the solver adds to it; {@code bestfit-paper}:
- * the FGD paper's BestFit score, to check the OpenB replay against its published figures.
+ * the FGD paper's BestFit score, to check the OpenB replay against its published figures;
+ * {@code greedy-reserving}: plain greedy inside timefold's reservation ({@link ReservingPlanner}
+ * around {@code greedy}), deterministic and fast, to compare reservation variants without the
+ * solver's run-to-run spread.
  *
  * <p>{@code timefold} in a replay that knows running jobs' estimated ends (the job-trace replay)
  * reserves GPUs for the head of the line as EASY backfilling does ({@link ReservingPlanner}),
  * then the solver plans the rest; the placement service has no such estimates and plans without.
  */
 public final class Policies {
-    public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill", "las", "greedy-frag", "bestfit-paper");
+    public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill", "las", "greedy-frag", "bestfit-paper",
+            "greedy-reserving");
 
     private Policies() {
     }
@@ -60,6 +64,15 @@ public final class Policies {
      */
     public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, boolean timefoldReserves,
             WorkloadMix mix, Long solverMoves) {
+        return create(name, estimatedEnd, fastPath, timefoldReserves, mix, solverMoves, 1);
+    }
+
+    /**
+     * @param reservations how many waiting jobs that do not fit get a reservation in timefold's
+     *                     (and greedy-reserving's) {@link ReservingPlanner}: 1 is EASY's head of the line
+     */
+    public static Planner create(String name, ToLongFunction<String> estimatedEnd, boolean fastPath, boolean timefoldReserves,
+            WorkloadMix mix, Long solverMoves, int reservations) {
         ToLongFunction<String> ends = estimatedEnd == null ? job -> Long.MAX_VALUE : estimatedEnd;
         if ("bestfit-paper".equals(name)) {
             return new PaperBestFitPlanner();
@@ -69,6 +82,10 @@ public final class Policies {
         }
         if ("las".equals(name)) {
             return new LasPlanner();
+        }
+        if ("greedy-reserving".equals(name)) {
+            Planner greedy = Planners.byName("greedy", mix);
+            return estimatedEnd == null ? greedy : new ReservingPlanner(greedy, estimatedEnd, reservations);
         }
         if ("backfill".equals(name)) {
             return new BackfillPlanner(ends);
@@ -81,6 +98,6 @@ public final class Policies {
             return p;
         }
         Planner timefold = fastPath ? new FastPathPlanner(p, mix) : p;
-        return timefoldReserves && estimatedEnd != null ? new ReservingPlanner(timefold, estimatedEnd) : timefold;
+        return timefoldReserves && estimatedEnd != null ? new ReservingPlanner(timefold, estimatedEnd, reservations) : timefold;
     }
 }

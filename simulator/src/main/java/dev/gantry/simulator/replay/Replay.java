@@ -78,7 +78,7 @@ public final class Replay {
         WorkloadMix arrivals = new WorkloadMix();
         // the replay knows every running job's end exactly: the runtime estimates are perfect
         Planner planner = Policies.create(policy, name -> endByName.getOrDefault(name, Long.MAX_VALUE), options.fastPath(),
-                options.reservation(), arrivals, options.solverMoves());
+                options.reservation(), arrivals, options.solverMoves(), options.reservations());
         // las: the priority a planner sees is set from the service each job has received (Tiresias)
         boolean las = planner instanceof LasPlanner;
         Map<String, Live> pending = new LinkedHashMap<>();

@@ -10,17 +10,27 @@ import dev.gantry.placement.engine.planner.SolverProfile;
  * timefold reserves GPUs for the head of the line from the replay's runtime estimates
  * ({@code ReservingPlanner}), and {@code solverMoves}: null, the solver works to the profile's
  * deadline; else it evaluates that many moves per window with a fixed seed, so that a replay
- * repeats exactly ({@code TimefoldPlanner}'s reproducible mode).
+ * repeats exactly ({@code TimefoldPlanner}'s reproducible mode), and {@code reservations}: how
+ * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only).
  */
 public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
-        boolean reservation, Long solverMoves) {
+        boolean reservation, Long solverMoves, int reservations) {
     public ReplayOptions {
+        if (reservations < 1) {
+            throw new IllegalArgumentException("reservations must be at least 1");
+        }
         if (windowSeconds <= 0) {
             throw new IllegalArgumentException("window must be positive");
         }
         if (solverMoves != null && solverMoves <= 0) {
             throw new IllegalArgumentException("solver moves must be positive");
         }
+    }
+
+    /** One reservation (EASY's). */
+    public ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
+            boolean reservation, Long solverMoves) {
+        this(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, 1);
     }
 
     /** The solver bound by the profile's deadline. */

@@ -16,6 +16,13 @@ import java.util.function.ToLongFunction;
  * that time, or if it keeps off the reserved GPUs, so the head never starts later than its
  * reservation when the estimates hold.
  *
+ * <p>With {@code maxReservations} above one (towards conservative backfilling), the first that many
+ * jobs that do not fit each get a reservation, in order: a later head's reservation is the earliest
+ * time at which it fits on GPUs no earlier reservation holds (an earlier reservation's GPUs count
+ * as taken from now on, a simplification of conservative backfilling's time profile that can only
+ * make a later reservation later); a job may then use a reservation's GPUs only if it ends before
+ * that reservation starts. One reservation is EASY, as before.
+ *
  * <p>Runtime estimates: a pending job's {@code estimatedRuntimeSeconds}; a running job's end
  * comes from {@code estimatedEnd}, which the caller must supply (a scenario does not carry it).
  */
@@ -52,10 +59,18 @@ public final class EasyBackfill {
     private final GangPacker packer;
     private final ClusterState state;
     private final QueueLedger ledger;
+    private final int maxReservations;
     private final List<Holder> holders = new ArrayList<>();
-    private Reservation reservation;
-    /** The current state with the head's reserved GPUs also taken: where jobs that outlast the reservation may go. */
-    private ClusterState outsideReservation;
+    /** In the order they were made (the first is the head's). */
+    private final List<Reservation> reservations = new ArrayList<>();
+    /** The reservations by start, earliest first. */
+    private final List<Reservation> byStart = new ArrayList<>();
+    /**
+     * views[k]: the current state with the GPUs of the k earliest-starting reservations also
+     * taken, where a job that ends after the k-th start (and no later start) may go; built on
+     * demand (null until then), views[0] is the state itself.
+     */
+    private ClusterState[] views = new ClusterState[1];
     private GangPacker.GangFit lastFit;
 
     /**
@@ -63,11 +78,23 @@ public final class EasyBackfill {
      *     clock); {@link Long#MAX_VALUE} when unknown (such a job never frees its GPUs for a reservation)
      */
     public EasyBackfill(Scenario sc, GangPacker packer, ToLongFunction<String> estimatedEnd) {
+        this(sc, packer, estimatedEnd, 1);
+    }
+
+    /**
+     * @param maxReservations how many jobs that do not fit get a reservation (1: EASY)
+     */
+    public EasyBackfill(Scenario sc, GangPacker packer, ToLongFunction<String> estimatedEnd, int maxReservations) {
+        if (maxReservations < 1) {
+            throw new IllegalArgumentException("maxReservations must be at least 1");
+        }
+        this.maxReservations = maxReservations;
         this.now = sc.nowSeconds();
         this.packer = packer;
         this.state = new ClusterState(sc);
         sc.running().forEach(state::occupy);
         this.ledger = new QueueLedger(sc);
+        views[0] = state;
         for (RunningJob r : sc.running()) {
             holders.add(new Holder(estimatedEnd.applyAsLong(r.name()), r, null));
         }
@@ -78,20 +105,20 @@ public final class EasyBackfill {
         return job.estimatedRuntimeSeconds() == null ? Long.MAX_VALUE : now + job.estimatedRuntimeSeconds();
     }
 
-    /** Starts the job if EASY lets it start now, else makes it the head if there is none yet. */
+    /** Starts the job if EASY lets it start now, else makes it a head if fewer than {@code maxReservations} have one. */
     public Outcome offer(PendingJob job) {
         List<Replica> reps = Replica.of(job);
         if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
             return Outcome.OVER_CAPABILITY;
         }
         long end = estimatedEnd(job, now);
-        boolean mayUseReserved = reservation == null || reservation.endsInTime(end);
-        GangPacker.GangFit fit = packer.place(mayUseReserved ? state : outsideReservation, job, reps);
+        GangPacker.GangFit fit = packer.place(view(end), job, reps);
         if (fit != null && fit.complete() && ledger.blockedBy(job.queue(), fit.gpuMilli()) == null) {
             for (GangPacker.Assigned a : fit.tasks()) {
-                state.take(a.node(), a.replica(), a.gpus());
-                if (outsideReservation != null) {
-                    outsideReservation.take(a.node(), a.replica(), a.gpus());
+                for (ClusterState v : views) {
+                    if (v != null) {
+                        v.take(a.node(), a.replica(), a.gpus());
+                    }
                 }
             }
             ledger.add(job.queue(), fit.gpuMilli());
@@ -99,19 +126,45 @@ public final class EasyBackfill {
             lastFit = fit;
             return Outcome.STARTED;
         }
-        if (reservation != null) {
+        if (reservations.size() >= maxReservations) {
             return Outcome.HELD_BACK;
         }
-        reservation = reserve(job, reps);
-        if (reservation == null) {
-            return Outcome.NEVER_FITS;
+        Reservation r = reserve(job, reps);
+        if (r == null) {
+            return reservations.isEmpty() ? Outcome.NEVER_FITS : Outcome.HELD_BACK;
         }
-        outsideReservation = state.copy();
-        for (GangPacker.Assigned a : reservation.gpus()) {
-            // taking a GPU that is busy now is harmless here: this state only answers "is it free and not reserved"
-            outsideReservation.take(a.node(), a.gpus(), a.replica().milli(), 0, 0);
+        reservations.add(r);
+        int at = 0;
+        while (at < byStart.size() && byStart.get(at).start() <= r.start()) {
+            at++;
         }
+        byStart.add(at, r);
+        views = new ClusterState[reservations.size() + 1];
+        views[0] = state;
         return Outcome.RESERVED;
+    }
+
+    /** Where a job ending at {@code end} may go: the state with the GPUs of every reservation it does not end in time for taken. */
+    private ClusterState view(long end) {
+        int k = 0;
+        while (k < byStart.size() && !byStart.get(k).endsInTime(end)) {
+            k++;
+        }
+        if (views[k] == null) {
+            ClusterState v = state.copy();
+            for (int i = 0; i < k; i++) {
+                takeReserved(v, byStart.get(i));
+            }
+            views[k] = v;
+        }
+        return views[k];
+    }
+
+    /** Marks a reservation's GPUs taken; taking a GPU that is busy now is harmless: such a state only answers "is it free and not reserved". */
+    private static void takeReserved(ClusterState st, Reservation r) {
+        for (GangPacker.Assigned a : r.gpus()) {
+            st.take(a.node(), a.gpus(), a.replica().milli(), 0, 0);
+        }
     }
 
     /** Where the last job that {@link Outcome#STARTED} went. */
@@ -119,9 +172,14 @@ public final class EasyBackfill {
         return lastFit;
     }
 
-    /** The head's reservation, or null while every job offered so far has started or can never fit. */
+    /** The head's reservation (the first made), or null while every job offered so far has started or can never fit. */
     public Reservation reservation() {
-        return reservation;
+        return reservations.isEmpty() ? null : reservations.getFirst();
+    }
+
+    /** Every reservation made so far, the head's first, in the order their jobs were offered. */
+    public List<Reservation> reservations() {
+        return List.copyOf(reservations);
     }
 
     /** The cluster with the running jobs and the jobs this pass started. */
@@ -129,7 +187,10 @@ public final class EasyBackfill {
         return state;
     }
 
-    /** Releases holders in order of estimated end until the head fits; null if it never does. */
+    /**
+     * Releases holders in order of estimated end until the head fits, on GPUs no earlier
+     * reservation holds; null if it never does.
+     */
     private Reservation reserve(PendingJob head, List<Replica> reps) {
         ClusterState future = state.copy();
         List<Holder> byEnd = new ArrayList<>(holders);
@@ -144,7 +205,14 @@ public final class EasyBackfill {
             while (i + 1 < byEnd.size() && byEnd.get(i + 1).end() == h.end()) {
                 release(future, byEnd.get(++i));
             }
-            GangPacker.GangFit fit = packer.place(future, head, reps);
+            ClusterState probe = future;
+            if (!reservations.isEmpty()) {
+                probe = future.copy();
+                for (Reservation r : reservations) {
+                    takeReserved(probe, r);
+                }
+            }
+            GangPacker.GangFit fit = packer.place(probe, head, reps);
             if (fit != null && fit.complete()) {
                 return new Reservation(head.name(), h.end(), fit.tasks());
             }

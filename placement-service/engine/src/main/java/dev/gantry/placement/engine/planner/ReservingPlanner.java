@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * reservation, or have no estimate, keep off the reserved GPUs, and the head starts no later
  * than its reservation when the estimates hold.
  * </ol>
+ * With {@code reservations} above one, the first that many jobs that do not fit get a reservation
+ * each ({@link EasyBackfill}'s conservative variant: a later one on GPUs no earlier one holds); a
+ * job then fills the holes of the reservations it ends in time for, and the wrapped planner
+ * plans the rest with every hole held. One reservation (the default) is EASY, as above.
  * The combined plan is checked against the real scenario; if it were invalid, the wrapped
  * planner's plan for the real scenario is returned instead ({@code metadata.reservationDropped}).
  */
@@ -56,6 +60,7 @@ public final class ReservingPlanner implements Planner {
 
     private final Planner planner;
     private final ToLongFunction<String> estimatedEnd;
+    private final int reservations;
 
     /**
      * @param planner      plans the window around the reservation
@@ -63,8 +68,17 @@ public final class ReservingPlanner implements Planner {
      *                     {@link Long#MAX_VALUE} when unknown
      */
     public ReservingPlanner(Planner planner, ToLongFunction<String> estimatedEnd) {
+        this(planner, estimatedEnd, 1);
+    }
+
+    /** @param reservations how many jobs that do not fit get a reservation (1: EASY's head of the line only) */
+    public ReservingPlanner(Planner planner, ToLongFunction<String> estimatedEnd, int reservations) {
+        if (reservations < 1) {
+            throw new IllegalArgumentException("reservations must be at least 1");
+        }
         this.planner = planner;
         this.estimatedEnd = estimatedEnd;
+        this.reservations = reservations;
     }
 
     @Override
@@ -78,35 +92,47 @@ public final class ReservingPlanner implements Planner {
         List<PendingJob> order = new ArrayList<>(sc.pending());
         order.sort(Aging.order(sc.nowSeconds()));
         GangPacker packer = new GangPacker(sc.nodes());
-        EasyBackfill easy = new EasyBackfill(sc, packer, estimatedEnd);
+        EasyBackfill easy = new EasyBackfill(sc, packer, estimatedEnd, reservations);
         for (PendingJob job : order) {
-            if (easy.offer(job) == EasyBackfill.Outcome.RESERVED) {
+            if (easy.offer(job) == EasyBackfill.Outcome.RESERVED && easy.reservations().size() >= reservations) {
                 break;
             }
         }
-        EasyBackfill.Reservation res = easy.reservation();
-        if (res == null) {
+        List<EasyBackfill.Reservation> res = easy.reservations();
+        if (res.isEmpty()) {
             return planner.plan(sc, profile);
         }
         ClusterState now = new ClusterState(sc);
         sc.running().forEach(now::occupy);
-        // not the GPUs EASY gave to the jobs before the head: the reservation counted on them being taken
-        long[] hole = freeReservedGpus(easy.state(), res);
+        // not the GPUs EASY gave to the jobs before the heads: the reservations counted on them being taken
+        List<long[]> holes = res.stream().map(r -> freeReservedGpus(easy.state(), r)).toList();
+        long[] hole = union(holes);
         ClusterState holeOnly = onlyHoleFree(now, hole);
-        // free here: the hole and the GPUs nobody is counted on (EASY's state keeps the jobs ahead of the head)
+        // free here: the holes and the GPUs nobody is counted on (EASY's state keeps the jobs ahead of the heads)
         ClusterState notCountedOn = easy.state().copy();
-        List<Started> inHole = startEndingInTime(sc, order, res, holeOnly, notCountedOn, packer);
-        Scenario held = holding(sc, res, inHole, holeOnly, hole);
+        List<Started> inHole = startEndingInTime(sc, order, res, holes, holeOnly, notCountedOn, packer);
+        Scenario held = holding(sc, res, holes, inHole, holeOnly);
         Plan around = planner.plan(held, profile.withTimeLimit(remaining(profile, start)));
         Plan merged = merge(sc, res, inHole, holeOnly, around, hole, start);
         List<String> violations = PlanValidator.validate(sc, merged);
         if (!violations.isEmpty()) {
             // the placeholder counts toward the head's queue: a queue above its capability could let the plan break it
-            LOG.warn("{}: plan around the reservation for {} invalid ({}), planning without it", sc.name(), res.head(), violations.getFirst());
+            LOG.warn("{}: plan around the reservation for {} invalid ({}), planning without it", sc.name(), res.getFirst().head(),
+                    violations.getFirst());
             return planner.plan(sc, profile.withTimeLimit(remaining(profile, start)))
                     .withMetadata(Map.of("reservationDropped", violations.getFirst()));
         }
         return merged;
+    }
+
+    private static long[] union(List<long[]> holes) {
+        long[] all = new long[holes.getFirst().length];
+        for (long[] h : holes) {
+            for (int node = 0; node < all.length; node++) {
+                all[node] |= h[node];
+            }
+        }
+        return all;
     }
 
     /** The deadline covers the whole call: what is left of it (at least a millisecond). */
@@ -143,26 +169,43 @@ public final class ReservingPlanner implements Planner {
     }
 
     /**
-     * Jobs that end before the reservation starts, in order: into the hole alone where they fit
-     * there, else across the hole and the GPUs free now that nobody is counted on (a gang whose
-     * pods need a little more than the hole holds); mutates both states. Such a job may use any
-     * of them: it is gone before the head starts.
+     * Jobs that end before a reservation starts, in order: into the holes of the reservations
+     * they end in time for alone where they fit there, else across those holes and the GPUs free
+     * now that nobody is counted on (a gang whose pods need a little more than the hole holds);
+     * mutates both states. Such a job may use any of them: it is gone before those heads start.
      */
-    private static List<Started> startEndingInTime(Scenario sc, List<PendingJob> order, EasyBackfill.Reservation res,
-            ClusterState holeOnly, ClusterState notCountedOn, GangPacker packer) {
+    private static List<Started> startEndingInTime(Scenario sc, List<PendingJob> order, List<EasyBackfill.Reservation> res,
+            List<long[]> holes, ClusterState holeOnly, ClusterState notCountedOn, GangPacker packer) {
         List<Started> inHole = new ArrayList<>();
         QueueLedger ledger = new QueueLedger(sc);
+        Set<String> heads = res.stream().map(EasyBackfill.Reservation::head).collect(Collectors.toSet());
         for (PendingJob job : order) {
-            if (job.name().equals(res.head()) || !res.endsInTime(EasyBackfill.estimatedEnd(job, sc.nowSeconds()))) {
+            if (heads.contains(job.name())) {
+                continue;
+            }
+            long end = EasyBackfill.estimatedEnd(job, sc.nowSeconds());
+            // the holes of the reservations it would outlast: closed to it
+            long[] closed = new long[holeOnly.size()];
+            boolean anyOpen = false;
+            for (int i = 0; i < res.size(); i++) {
+                if (res.get(i).endsInTime(end)) {
+                    anyOpen = true;
+                } else {
+                    for (int node = 0; node < closed.length; node++) {
+                        closed[node] |= holes.get(i)[node];
+                    }
+                }
+            }
+            if (!anyOpen) {
                 continue;
             }
             List<Replica> reps = Replica.of(job);
             if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
                 continue;
             }
-            GangPacker.GangFit fit = packer.place(holeOnly, job, reps);
+            GangPacker.GangFit fit = packer.place(without(holeOnly, closed), job, reps);
             if (fit == null || !fit.complete()) {
-                fit = packer.place(notCountedOn, job, reps);
+                fit = packer.place(without(notCountedOn, closed), job, reps);
             }
             if (fit == null || !fit.complete() || ledger.blockedBy(job.queue(), fit.gpuMilli()) != null) {
                 continue;
@@ -177,14 +220,30 @@ public final class ReservingPlanner implements Planner {
         return inHole;
     }
 
+    /** The state, or a copy of it with the free GPUs of {@code closed} taken. */
+    private static ClusterState without(ClusterState st, long[] closed) {
+        ClusterState out = null;
+        for (int node = 0; node < closed.length; node++) {
+            long take = st.freeMask(node) & closed[node];
+            if (take != 0) {
+                if (out == null) {
+                    out = st.copy();
+                }
+                out.take(node, ClusterState.indices(take), null, 0, 0);
+            }
+        }
+        return out == null ? st : out;
+    }
+
     /**
-     * The scenario the wrapped planner sees: the hole's jobs already running (pinned), the hole's
-     * unused GPUs held by a pinned placeholder, the hole's jobs no longer waiting.
+     * The scenario the wrapped planner sees: the holes' jobs already running (pinned), each
+     * hole's unused GPUs held by a pinned placeholder of its head's queue, the holes' jobs no
+     * longer waiting.
      */
-    private static Scenario holding(Scenario sc, EasyBackfill.Reservation res, List<Started> inHole,
-            ClusterState holeOnly, long[] hole) {
-        if (inHole.isEmpty() && Arrays.stream(hole).allMatch(m -> m == 0)) {
-            return sc; // every reserved GPU is busy now: nothing placed now can delay the head
+    private static Scenario holding(Scenario sc, List<EasyBackfill.Reservation> res, List<long[]> holes, List<Started> inHole,
+            ClusterState holeOnly) {
+        if (inHole.isEmpty() && holes.stream().flatMapToLong(Arrays::stream).allMatch(m -> m == 0)) {
+            return sc; // every reserved GPU is busy now: nothing placed now can delay a head
         }
         List<RunningJob> running = new ArrayList<>(sc.running());
         for (Started s : inHole) {
@@ -195,36 +254,43 @@ public final class ReservingPlanner implements Planner {
                     .toList();
             running.add(new RunningJob(job.name(), job.queue(), job.priority(), false, false, false, sc.nowSeconds(), tasks));
         }
-        List<RunningTask> placeholder = new ArrayList<>();
-        for (int node = 0; node < hole.length; node++) {
-            long unused = hole[node] & holeOnly.freeMask(node);
-            if (unused != 0) {
-                placeholder.add(new RunningTask("gpus-" + node, holeOnly.node(node).name(), ascending(ClusterState.indices(unused)), 0, 0, null));
+        for (int i = 0; i < res.size(); i++) {
+            long[] hole = holes.get(i);
+            List<RunningTask> placeholder = new ArrayList<>();
+            for (int node = 0; node < hole.length; node++) {
+                long unused = hole[node] & holeOnly.freeMask(node);
+                if (unused != 0) {
+                    placeholder.add(new RunningTask("gpus-" + node, holeOnly.node(node).name(), ascending(ClusterState.indices(unused)), 0, 0, null));
+                }
             }
-        }
-        if (!placeholder.isEmpty()) {
-            PendingJob head = sc.pending().stream().filter(p -> p.name().equals(res.head())).findFirst().orElseThrow();
-            running.add(new RunningJob(PLACEHOLDER_PREFIX + head.name(), head.queue(), head.priority(), false, false, false,
-                    sc.nowSeconds(), placeholder));
+            if (!placeholder.isEmpty()) {
+                String headName = res.get(i).head();
+                PendingJob head = sc.pending().stream().filter(p -> p.name().equals(headName)).findFirst().orElseThrow();
+                running.add(new RunningJob(PLACEHOLDER_PREFIX + head.name(), head.queue(), head.priority(), false, false, false,
+                        sc.nowSeconds(), placeholder));
+            }
         }
         Set<String> started = inHole.stream().map(s -> s.job().name()).collect(Collectors.toSet());
         List<PendingJob> pending = sc.pending().stream().filter(p -> !started.contains(p.name())).toList();
         return new Scenario(sc.format(), sc.name(), sc.nowSeconds(), sc.nodes(), sc.queues(), running, pending);
     }
 
-    /** The hole's placements plus the wrapped planner's plan, with the reservation in the metadata. */
-    private static Plan merge(Scenario sc, EasyBackfill.Reservation res, List<Started> inHole, ClusterState holeOnly,
+    /** The holes' placements plus the wrapped planner's plan, with the reservations in the metadata. */
+    private static Plan merge(Scenario sc, List<EasyBackfill.Reservation> res, List<Started> inHole, ClusterState holeOnly,
             Plan around, long[] hole, long start) {
         List<Placement> placements = new ArrayList<>();
         inHole.forEach(s -> placements.add(PlanAssembler.placement(holeOnly, s.job().name(), s.fit().tasks())));
         placements.addAll(around.placements());
+        Map<String, Long> startOf = res.stream().collect(Collectors.toMap(EasyBackfill.Reservation::head, EasyBackfill.Reservation::start));
         List<Unplaced> unplaced = around.unplaced().stream()
-                .map(u -> u.job().equals(res.head())
-                        ? new Unplaced(u.job(), "head of the line: GPUs reserved from t=" + res.start() + " (" + u.reason() + ")")
-                        : u)
+                .map(u -> u.job().equals(res.getFirst().head())
+                        ? new Unplaced(u.job(), "head of the line: GPUs reserved from t=" + startOf.get(u.job()) + " (" + u.reason() + ")")
+                        : startOf.containsKey(u.job())
+                                ? new Unplaced(u.job(), "GPUs reserved from t=" + startOf.get(u.job()) + " (" + u.reason() + ")")
+                                : u)
                 .toList();
         Map<String, String> meta = new LinkedHashMap<>(around.metadata());
-        meta.put("reservation", res.head() + "@" + res.start());
+        meta.put("reservation", res.stream().map(r -> r.head() + "@" + r.start()).collect(Collectors.joining(",")));
         meta.put("reservedGpusFreeNow", Integer.toString(Arrays.stream(hole).mapToInt(Long::bitCount).sum()));
         meta.put("startedInReservation", Integer.toString(inHole.size()));
         return new Plan(around.format(), sc.name(), placements, around.preemptions(), around.migrations(), unplaced,
