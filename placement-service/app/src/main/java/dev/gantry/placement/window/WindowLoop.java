@@ -142,10 +142,11 @@ public class WindowLoop {
         long start = System.nanoTime();
         Instant now = Instant.now();
         long[] mark = {start};
+        List<String> steps = new ArrayList<>(); // said in the log line of a window that overran
         return Panache.withSession(stateCache::read).chain(state -> {
-            mark[0] = phase("read", mark[0]);
+            mark[0] = phase("read", mark[0], steps);
             metrics.observeState(now, state);
-            mark[0] = phase("gauges", mark[0]);
+            mark[0] = phase("gauges", mark[0], steps);
             if (state.waiting().isEmpty() || state.nodes().isEmpty()) {
                 return Uni.createFrom().item(0);
             }
@@ -155,13 +156,18 @@ public class WindowLoop {
                             profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), "")))
                     .chain(decision -> {
                         long solved = decision.solvedAt();
-                        mark[0] = phase("plan", mark[0]);
+                        mark[0] = phase("plan", mark[0], steps);
                         Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
                                 : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()));
                         return applied.invoke(placed -> {
-                            mark[0] = phase("bind", mark[0]);
+                            mark[0] = phase("bind", mark[0], steps);
                             budget.afterSolveTook(mark[0] - solved);
-                            metrics.observeWindow(decision, mark[0] - start);
+                            if (metrics.observeWindow(decision, mark[0] - start)) {
+                                Plan plan = decision.plan();
+                                LOG.infof("window took %d ms, over the limit + 20%%: %s; the planner said %d ms; %d placed, %d preempted",
+                                        (mark[0] - start) / 1_000_000, String.join(", ", steps), plan == null ? -1 : plan.solveMillis(),
+                                        plan == null ? 0 : plan.placements().size(), plan == null ? 0 : plan.preemptions().size());
+                            }
                             if (placed > 0) {
                                 LOG.infof("window: %d of %d pending jobs placed", placed, state.waiting().size());
                             }
@@ -169,6 +175,13 @@ public class WindowLoop {
                         });
                     });
         });
+    }
+
+    /** {@link #phase(String, long)}, and the step's time added to {@code steps}. */
+    private long phase(String name, long since, List<String> steps) {
+        long now = phase(name, since);
+        steps.add(name + " " + (now - since) / 1_000_000 + " ms");
+        return now;
     }
 
     /** Records the window step that began at {@code since} and ended now; returns now. */

@@ -183,15 +183,19 @@ public class WindowMetrics {
         rejected.increment();
     }
 
-    /** A window that planned: its time (an overrun when over the limit + 20%); with a plan, its score, fragmentation and counts. */
-    void observeWindow(WindowLoop.Decision decision, long nanos) {
+    /**
+     * A window that planned: its time (an overrun when over the limit + 20%); with a plan, its
+     * score, fragmentation and counts. True when it overran.
+     */
+    boolean observeWindow(WindowLoop.Decision decision, long nanos) {
         window.record(nanos, TimeUnit.NANOSECONDS);
-        if (nanos > limitNanos * 1.2) {
+        boolean overran = nanos > limitNanos * 1.2;
+        if (overran) {
             overruns.increment();
         }
         Plan plan = decision.plan();
         if (plan == null) {
-            return;
+            return overran;
         }
         if (plan.metadata().containsKey("fallback")) {
             fallbacks.increment();
@@ -208,6 +212,7 @@ public class WindowMetrics {
         PlanMetrics figures = PlanMetrics.of(decision.scenario(), plan);
         strandedGpus.set(Math.round(figures.strandedGpus()));
         wholeFreeNodes.set(figures.freeWholeNodes());
+        return overran;
     }
 
     void observeFastPath(long nanos) {
