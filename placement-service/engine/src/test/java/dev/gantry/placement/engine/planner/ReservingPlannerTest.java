@@ -1,14 +1,14 @@
 package dev.gantry.placement.engine.planner;
 
+import static dev.gantry.placement.engine.planner.ReservationFixtures.node;
+import static dev.gantry.placement.engine.planner.ReservationFixtures.running;
+import static dev.gantry.placement.engine.planner.ReservationFixtures.waiting;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Queue;
-import dev.gantry.placement.engine.domain.RunningJob;
-import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.domain.Unplaced;
@@ -35,19 +35,6 @@ class ReservingPlannerTest {
     private static final long NOW = 1000;
     private static final Map<String, Long> RUNNING_ENDS = Map.of("ends-soon", 2000L, "ends-late", 50_000L);
     private static final ToLongFunction<String> ESTIMATED_END = job -> RUNNING_ENDS.getOrDefault(job, Long.MAX_VALUE);
-
-    private static Node node(String name) {
-        return new Node(name, "V100", 8, null, null, 64_000, 512_000, null, null, null, null, true, false);
-    }
-
-    private static RunningJob running(String name, String node, List<Integer> gpus) {
-        return new RunningJob(name, "team", 0, false, false, false, 0, List.of(new RunningTask("w-0", node, gpus, 1000, 1000, null)));
-    }
-
-    private static PendingJob waiting(String name, int gpus, long submitted, long runtime) {
-        return new PendingJob(name, "team", 0, submitted, List.of(new TaskGroup("w", 1, gpus, 1000, 1000, null)), 1, null, null, null,
-                false, null, null, false, false, runtime);
-    }
 
     private static Scenario headOfLineBlocked() {
         return new Scenario(Scenario.FORMAT, "head-of-line", NOW, List.of(node("a"), node("b")),

@@ -1,16 +1,14 @@
 package dev.gantry.placement.engine.planner;
 
+import static dev.gantry.placement.engine.planner.ReservationFixtures.node;
+import static dev.gantry.placement.engine.planner.ReservationFixtures.running;
+import static dev.gantry.placement.engine.planner.ReservationFixtures.waiting;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.gantry.placement.engine.domain.Node;
-import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Queue;
-import dev.gantry.placement.engine.domain.RunningJob;
-import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
-import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.packing.EasyBackfill;
 import dev.gantry.placement.engine.packing.EasyBackfill.Outcome;
 import dev.gantry.placement.engine.packing.GangPacker;
@@ -38,24 +36,10 @@ class TwoReservationsTest {
     private static final Map<String, Long> RUNNING_ENDS = Map.of("a-soon", 2000L, "b-later", 3000L);
     private static final ToLongFunction<String> ESTIMATED_END = job -> RUNNING_ENDS.getOrDefault(job, Long.MAX_VALUE);
 
-    private static Node node(String name) {
-        return new Node(name, "V100", 8, null, null, 64_000, 512_000, null, null, null, null, true, false);
-    }
-
-    private static RunningJob running(String name, String node) {
-        return new RunningJob(name, "team", 0, false, false, false, 0,
-                List.of(new RunningTask("w-0", node, List.of(0, 1, 2, 3), 1000, 1000, null)));
-    }
-
-    private static PendingJob waiting(String name, int gpus, long submitted, long runtime) {
-        return new PendingJob(name, "team", 0, submitted, List.of(new TaskGroup("w", 1, gpus, 1000, 1000, null)),
-                1, null, null, null, false, null, null, false, false, runtime);
-    }
-
     private static Scenario twoGangs() {
         return new Scenario(Scenario.FORMAT, "two-gangs", NOW, List.of(node("a"), node("b")),
                 List.of(new Queue("team", 1, 0, null, true, null)),
-                List.of(running("a-soon", "a"), running("b-later", "b")),
+                List.of(running("a-soon", "a", List.of(0, 1, 2, 3)), running("b-later", "b", List.of(0, 1, 2, 3))),
                 List.of(waiting("gang-1", 8, 0, 3600), waiting("gang-2", 8, 10, 3600), waiting("short", 1, 20, 500),
                         waiting("medium", 1, 30, 1900), waiting("long-1", 1, 40, 10_000), waiting("long-2", 1, 50, 10_000),
                         waiting("long-3", 1, 60, 10_000)));
