@@ -62,6 +62,11 @@ public class PlacementEventsConsumer {
                     EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
                     yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> requeued(job, released.payload()));
                 }
+                case Subjects.PLACEMENTS_REQUEUED -> {
+                    // back in line through no fault of its own (node lost, launch failed for now): like a preemption
+                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
+                    yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> requeued(job, released.payload()));
+                }
                 case Subjects.PLACEMENTS_FAILED -> {
                     EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
                     yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> failed(job, released.payload()));

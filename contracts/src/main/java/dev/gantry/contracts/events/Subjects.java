@@ -24,7 +24,13 @@ public final class Subjects {
     public static final String PLACEMENTS_BOUND = "placements.bound";
     public static final String PLACEMENTS_PREEMPTED = "placements.preempted";
     public static final String PLACEMENTS_MIGRATED = "placements.migrated";
+    /** The job itself failed (its pods or process failed); it ends FAILED. Payload: PlacementReleased. */
     public static final String PLACEMENTS_FAILED = "placements.failed";
+    /**
+     * The job lost its placement through no fault of its own (node lost, transient launch failure, pod
+     * deleted outside Gantry) and is back in line with its submission time. Payload: PlacementReleased.
+     */
+    public static final String PLACEMENTS_REQUEUED = "placements.requeued";
     /** The job ran to its end and released its GPUs (payload: PlacementReleased). */
     public static final String PLACEMENTS_COMPLETED = "placements.completed";
     /** A queued job still waits after a window, and why (payload: PlacementPending); sent when the reason changes. */
@@ -33,7 +39,7 @@ public final class Subjects {
     /** Every subject an event may be published on; an outbox row naming another is a bug. */
     public static final List<String> ALL = List.of(
             JOBS_QUEUED, JOBS_CANCELLED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
-            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_COMPLETED,
+            PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_REQUEUED, PLACEMENTS_COMPLETED,
             PLACEMENTS_PENDING);
 
     private Subjects() {

@@ -57,7 +57,7 @@ public class QuotaEventsConsumer {
     public Uni<Void> onPlacementEvent(JsonNode event) {
         return dispatch(Subjects.PLACEMENTS_STREAM, event, type -> switch (type) {
             case Subjects.PLACEMENTS_BOUND -> applyOnce(Subjects.PLACEMENTS_STREAM, EventCodec.decode(event, PlacementBound.class), this::bound);
-            case Subjects.PLACEMENTS_PREEMPTED, Subjects.PLACEMENTS_FAILED, Subjects.PLACEMENTS_COMPLETED ->
+            case Subjects.PLACEMENTS_PREEMPTED, Subjects.PLACEMENTS_FAILED, Subjects.PLACEMENTS_REQUEUED, Subjects.PLACEMENTS_COMPLETED ->
                     applyOnce(Subjects.PLACEMENTS_STREAM, EventCodec.decode(event, PlacementReleased.class), this::released);
             default -> null; // placements.migrated: the job keeps what it holds
         });

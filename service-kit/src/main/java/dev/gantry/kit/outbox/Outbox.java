@@ -3,11 +3,16 @@ package dev.gantry.kit.outbox;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
+import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 
-/** Appends events to the outbox. Call it inside the transaction that makes the change. */
+/**
+ * Appends events to the outbox. Call it inside the transaction that makes the change. Each event
+ * carries the row's id as its sequence, so consumers can tell a later change from an earlier one
+ * that the broker delivered late.
+ */
 @ApplicationScoped
 public class Outbox {
 
@@ -15,13 +20,23 @@ public class Outbox {
         if (!Subjects.ALL.contains(subject)) {
             throw new IllegalArgumentException("unknown subject " + subject);
         }
-        EventEnvelope<P> envelope = EventEnvelope.of(subject, subjectId, payload);
-        OutboxEvent row = new OutboxEvent();
-        row.eventId = envelope.eventId();
-        row.subject = subject;
-        row.subjectId = subjectId;
-        row.envelope = EventCodec.encode(envelope);
-        row.createdAt = Instant.now();
-        return row.persist().replaceWith(envelope);
+        return nextId().chain(id -> {
+            EventEnvelope<P> envelope = EventEnvelope.of(subject, subjectId, payload, id);
+            OutboxEvent row = new OutboxEvent();
+            row.id = id;
+            row.eventId = envelope.eventId();
+            row.subject = subject;
+            row.subjectId = subjectId;
+            row.envelope = EventCodec.encode(envelope);
+            row.createdAt = Instant.now();
+            return row.persist().replaceWith(envelope);
+        });
+    }
+
+    /** The row's id, which is also the event's sequence: the producer's order of its events. */
+    private Uni<Long> nextId() {
+        return Panache.getSession().chain(session -> session
+                .createNativeQuery("select nextval(pg_get_serial_sequence('outbox_event', 'id'))", Long.class)
+                .getSingleResult());
     }
 }

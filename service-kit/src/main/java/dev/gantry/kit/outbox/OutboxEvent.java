@@ -3,8 +3,6 @@ package dev.gantry.kit.outbox;
 import io.quarkus.hibernate.reactive.panache.PanacheEntityBase;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
-import jakarta.persistence.GeneratedValue;
-import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.time.Instant;
@@ -19,8 +17,8 @@ import java.util.UUID;
 @Table(name = "outbox_event")
 public class OutboxEvent extends PanacheEntityBase {
 
+    /** From the identity's sequence, taken by {@link Outbox} before the row is written; also the envelope's sequence. */
     @Id
-    @GeneratedValue(strategy = GenerationType.IDENTITY)
     public Long id;
 
     @Column(name = "event_id", nullable = false, unique = true)

@@ -329,14 +329,14 @@ public class Binder {
 
     /**
      * Every job holding GPUs on a node that is gone loses its placement: back to pending with its
-     * submission time, {@code placements.failed}. Call inside a transaction.
+     * submission time, {@code placements.requeued}. Call inside a transaction.
      */
     public Uni<Void> failJobsOn(String node) {
         return Allocation.<Allocation>list("node", node).chain(rows -> {
             List<UUID> jobs = rows.stream().map(a -> a.jobId).distinct().toList();
             Uni<Void> chain = Uni.createFrom().voidItem();
             for (UUID jobId : jobs) {
-                chain = chain.chain(() -> requeue(jobId, Subjects.PLACEMENTS_FAILED, "node " + node + " lost")).replaceWithVoid();
+                chain = chain.chain(() -> requeue(jobId, Subjects.PLACEMENTS_REQUEUED, "node " + node + " lost")).replaceWithVoid();
             }
             return chain;
         });
@@ -496,7 +496,7 @@ public class Binder {
             LOG.warnf("job %s: %s (%s)", jobId, reason, permanent ? "failed" : "requeued");
             return Panache.withTransaction(() -> permanent
                     ? executor.release(jobId, Subjects.PLACEMENTS_FAILED, reason)
-                    : requeue(jobId, Subjects.PLACEMENTS_FAILED, reason)).replaceWith(false);
+                    : requeue(jobId, Subjects.PLACEMENTS_REQUEUED, reason)).replaceWith(false);
         }).call(launched -> launched ? markLaunched(gang) : Uni.createFrom().voidItem());
     }
 
@@ -575,8 +575,8 @@ public class Binder {
      * A pod of a launched job is gone and gantry did not delete it (someone ran {@code kubectl
      * delete pod}, or a node drain): the job cannot finish as placed. A job gantry made pods for
      * loses the rest of them and returns to the pending set with its submission time; a user's gang
-     * (its operator's pods) only gives up its allocation, its pods are left alone. Either way
-     * {@code placements.failed} with the reason. Inside a transaction; false when the job is not
+     * (its operator's pods) only gives up its allocation, its pods are left alone: the first is
+     * {@code placements.requeued}, the second {@code placements.failed}, with the reason. Inside a transaction; false when the job is not
      * running (a second notice of the same deletion changes nothing).
      */
     public Uni<Boolean> podLost(UUID jobId, String reason) {
@@ -585,7 +585,7 @@ public class Binder {
                     if (gang == null || gang.userPods()) {
                         return executor.release(jobId, Subjects.PLACEMENTS_FAILED, reason);
                     }
-                    return act(() -> cluster.stop(gang)).chain(() -> requeue(job, Subjects.PLACEMENTS_FAILED, reason));
+                    return act(() -> cluster.stop(gang)).chain(() -> requeue(job, Subjects.PLACEMENTS_REQUEUED, reason));
                 }));
     }
 
