@@ -5,6 +5,7 @@ import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.persistence.IdempotencyKey;
 import dev.gantry.admission.persistence.JobEntity;
+import dev.gantry.admission.streams.JobBoard;
 import dev.gantry.admission.quota.AdmissionCheck;
 import dev.gantry.admission.quota.QuotaUnavailableException;
 import dev.gantry.contracts.events.EventCodec;
@@ -53,8 +54,11 @@ public class JobAdmission {
     private final AdmissionCheck admissionCheck;
     private final MeterRegistry registry;
     private final Mutiny.SessionFactory sessions;
+    private final JobBoard board;
 
-    public JobAdmission(Outbox outbox, AdmissionCheck admissionCheck, MeterRegistry registry, Mutiny.SessionFactory sessions) {
+    public JobAdmission(Outbox outbox, AdmissionCheck admissionCheck, MeterRegistry registry, Mutiny.SessionFactory sessions,
+            JobBoard board) {
+        this.board = board;
         this.outbox = outbox;
         this.admissionCheck = admissionCheck;
         this.registry = registry;
@@ -200,16 +204,22 @@ public class JobAdmission {
     }
 
     /**
-     * The job now, then each change of its state or pending reason, until it ends. Polls the row,
-     * so every replica's followers see every change, whichever replica made it.
+     * The job now, then each change of its state or pending reason, until it ends. After the first
+     * read the job is looked up on the shared {@link JobBoard}, which reads every watched job in one
+     * query per interval, so a thousand open watches cost one query, not a thousand; it reads the
+     * database, so every replica's followers see every change, whichever replica made it.
      */
     public Multi<JobEntity> watch(UUID id, Caller caller) {
         AtomicBoolean ended = new AtomicBoolean();
         // Hibernate Reactive needs the caller's Vert.x context; ticks fire on another thread
         Context context = Vertx.currentContext();
-        return Multi.createFrom().ticks().every(WATCH_POLL)
+        Multi<JobEntity> changes = Multi.createFrom().ticks().every(WATCH_POLL)
                 .emitOn(task -> context.runOnContext(ignored -> task.run()))
-                .onItem().transformToUniAndConcatenate(tick -> current(id, caller))
+                .onItem().transformToUniAndConcatenate(tick -> board.latest(id))
+                .filter(Objects::nonNull);
+        return Multi.createBy().concatenating().streams(current(id, caller).toMulti(), changes)
+                .onSubscription().invoke(() -> board.watch(id))
+                .onTermination().invoke(() -> board.unwatch(id))
                 // let the final state through, then complete (before de-duplication, which would swallow the repeats)
                 .select().first(job -> {
                     boolean emit = !ended.get();

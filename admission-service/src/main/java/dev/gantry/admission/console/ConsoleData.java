@@ -8,6 +8,7 @@ import dev.gantry.admission.persistence.JobEntity;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
 import org.hibernate.reactive.mutiny.Mutiny;
 import org.jboss.logging.Logger;
@@ -30,6 +32,8 @@ public class ConsoleData {
     private static final Logger LOG = Logger.getLogger(ConsoleData.class);
     /** inventory pages are at most 500 nodes; more pages than this is a cluster the console does not draw whole */
     private static final int MAX_NODE_PAGES = 40;
+    /** jobs of all teams in the live streams' snapshot, most recently changed first */
+    private static final int SNAPSHOT_JOBS = 5000;
 
     /** A part of a page and, when its source did not answer, why it is missing. */
     public record Part<T>(T value, String problem) {
@@ -40,14 +44,22 @@ public class ConsoleData {
     private final QueuesClient queues;
     private final JobAdmission admission;
     private final Mutiny.SessionFactory sessions;
+    private final Uni<List<Object[]>> recentJobs;
+    private final Uni<Part<List<PlacementClient.Allocation>>> sharedAllocations;
+    private final Uni<Part<List<InventoryClient.Node>>> sharedNodes;
 
     public ConsoleData(@RestClient InventoryClient inventory, @RestClient PlacementClient placement, @RestClient QueuesClient queues,
-            JobAdmission admission, Mutiny.SessionFactory sessions) {
+            JobAdmission admission, Mutiny.SessionFactory sessions,
+            @ConfigProperty(name = "gantry.console.refresh-interval", defaultValue = "2s") Duration refreshInterval) {
         this.inventory = inventory;
         this.placement = placement;
         this.queues = queues;
         this.admission = admission;
         this.sessions = sessions;
+        // the live streams' snapshot: concurrent streams share one read in flight and its answer for the interval
+        this.recentJobs = Uni.createFrom().deferred(this::readRecentJobs).memoize().atLeast(refreshInterval);
+        this.sharedAllocations = Uni.createFrom().deferred(this::allocations).memoize().atLeast(refreshInterval);
+        this.sharedNodes = Uni.createFrom().deferred(this::nodes).memoize().atLeast(refreshInterval);
     }
 
     public Uni<Part<List<InventoryClient.Node>>> nodes() {
@@ -114,27 +126,28 @@ public class ConsoleData {
 
     /**
      * A fingerprint of what the caller's pages show (their jobs' states and pending reasons, every
-     * allocation, every node's state): the live stream sends it when it changes. A stateless
-     * session per read, so it never sees a cached row.
+     * allocation, every node's state): the live stream sends it when it changes. Every open stream
+     * reads the same snapshot, taken at most once per refresh interval however many are open (the
+     * most recently changed jobs of all teams, allocations, nodes), and keeps the jobs its caller may
+     * see: a change moves a job to the front, so a caller's change is always within the snapshot.
      */
     public Uni<String> fingerprint(Caller caller) {
-        String hql = "select j.id, j.state, j.pendingReason from JobEntity j"
-                + (caller.admin() ? "" : " where j.team in :teams") + " order by j.updatedAt desc";
-        Uni<List<Object[]>> jobs = sessions.withStatelessSession(s -> {
-            var q = s.createSelectionQuery(hql, Object[].class).setMaxResults(500);
-            if (!caller.admin()) {
-                q.setParameter("teams", caller.teams().isEmpty() ? List.of("") : List.copyOf(caller.teams()));
-            }
-            return q.getResultList();
-        });
-        return Uni.combine().all().unis(jobs, allocations(), nodes()).asTuple().map(t -> {
+        return Uni.combine().all().unis(recentJobs, sharedAllocations, sharedNodes).asTuple().map(t -> {
             StringBuilder b = new StringBuilder();
-            t.getItem1().forEach(r -> b.append(r[0]).append(r[1]).append(r[2]).append(';'));
+            t.getItem1().stream().filter(r -> caller.canSee((String) r[1])).limit(500)
+                    .forEach(r -> b.append(r[0]).append(r[2]).append(r[3]).append(';'));
             t.getItem2().value().forEach(a -> b.append(a.jobId()).append(a.node()).append(a.gpus()).append(a.gpuMilli()).append(';'));
             t.getItem3().value().forEach(n -> b.append(n.name()).append(n.schedulable()).append(n.cordoned()).append(n.health()).append(';'));
             b.append(t.getItem2().problem()).append(t.getItem3().problem());
             return Integer.toHexString(b.toString().hashCode()) + "-" + b.length();
         });
+    }
+
+    /** (id, team, state, pending reason) of the most recently changed jobs; a stateless session, so never a cached row. */
+    private Uni<List<Object[]>> readRecentJobs() {
+        return sessions.withStatelessSession(s -> s.createSelectionQuery(
+                "select j.id, j.team, j.state, j.pendingReason from JobEntity j order by j.updatedAt desc", Object[].class)
+                .setMaxResults(SNAPSHOT_JOBS).getResultList());
     }
 
     private static <T> Part<T> unavailable(String service, Throwable e, T empty) {

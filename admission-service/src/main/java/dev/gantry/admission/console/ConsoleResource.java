@@ -3,6 +3,7 @@ package dev.gantry.admission.console;
 import dev.gantry.admission.domain.Caller;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.security.Callers;
+import dev.gantry.admission.streams.OpenStreams;
 import io.quarkus.qute.CheckedTemplate;
 import io.quarkus.qute.TemplateInstance;
 import io.smallrye.jwt.auth.principal.JWTParser;
@@ -70,6 +71,9 @@ public class ConsoleResource {
 
     @Inject
     ConsoleData data;
+
+    @Inject
+    OpenStreams streams;
 
     @ConfigProperty(name = "gantry.console.refresh-interval", defaultValue = "2s")
     Duration refreshInterval;
@@ -168,10 +172,10 @@ public class ConsoleResource {
         Caller caller = callers.current();
         // Hibernate Reactive needs the request's Vert.x context; ticks fire on another thread
         Context context = Vertx.currentContext();
-        return Multi.createFrom().ticks().every(refreshInterval)
+        return streams.open(caller, () -> Multi.createFrom().ticks().every(refreshInterval)
                 .emitOn(task -> context.runOnContext(ignored -> task.run()))
                 .onItem().transformToUniAndConcatenate(tick -> data.fingerprint(caller))
-                .skip().repetitions();
+                .skip().repetitions());
     }
 
     private static ConsoleData.JobFilter filter(String scope, String queue, String state, Caller caller) {

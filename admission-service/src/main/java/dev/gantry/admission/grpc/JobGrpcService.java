@@ -10,6 +10,7 @@ import dev.gantry.admission.domain.TaskGroupSpec;
 import dev.gantry.admission.persistence.JobEntity;
 import dev.gantry.admission.security.Callers;
 import dev.gantry.admission.security.RequestLimits;
+import dev.gantry.admission.streams.OpenStreams;
 import dev.gantry.contracts.grpc.v1.CancelJobRequest;
 import dev.gantry.contracts.grpc.v1.GetJobRequest;
 import dev.gantry.contracts.grpc.v1.Job;
@@ -35,8 +36,10 @@ public class JobGrpcService implements JobService {
     private final JobAdmission admission;
     private final Callers callers;
     private final RequestLimits limits;
+    private final OpenStreams streams;
 
-    public JobGrpcService(JobAdmission admission, Callers callers, RequestLimits limits) {
+    public JobGrpcService(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams) {
+        this.streams = streams;
         this.admission = admission;
         this.callers = callers;
         this.limits = limits;
@@ -97,7 +100,8 @@ public class JobGrpcService implements JobService {
     public Multi<Job> watch(GetJobRequest request) {
         try {
             Caller caller = callers.current();
-            return admission.watch(id(request.getId()), caller).map(JobGrpcService::toProto)
+            UUID id = id(request.getId());
+            return streams.open(caller, () -> admission.watch(id, caller)).map(JobGrpcService::toProto)
                     .onFailure().transform(GrpcErrors::toStatus);
         } catch (RuntimeException e) {
             return Multi.createFrom().failure(GrpcErrors.toStatus(e));

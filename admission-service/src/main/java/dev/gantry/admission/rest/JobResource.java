@@ -12,6 +12,7 @@ import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.VolcanoJob;
 import dev.gantry.admission.security.Callers;
 import dev.gantry.admission.security.RequestLimits;
+import dev.gantry.admission.streams.OpenStreams;
 import dev.gantry.kit.problem.InvalidRequestException;
 import io.quarkus.security.Authenticated;
 import io.smallrye.mutiny.Multi;
@@ -49,8 +50,10 @@ public class JobResource {
     private final JobAdmission admission;
     private final Callers callers;
     private final RequestLimits limits;
+    private final OpenStreams streams;
 
-    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits) {
+    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams) {
+        this.streams = streams;
         this.admission = admission;
         this.callers = callers;
         this.limits = limits;
@@ -121,6 +124,7 @@ public class JobResource {
     @Produces(MediaType.SERVER_SENT_EVENTS)
     @RestStreamElementType(MediaType.APPLICATION_JSON)
     public Multi<JobView> events(@PathParam("id") UUID id) {
-        return admission.watch(id, callers.current()).map(JobView::of);
+        Caller caller = callers.current();
+        return streams.open(caller, () -> admission.watch(id, caller).map(JobView::of));
     }
 }

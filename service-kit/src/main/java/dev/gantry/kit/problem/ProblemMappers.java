@@ -25,7 +25,8 @@ public class ProblemMappers {
 
     @ServerExceptionMapper
     public Response invalidRequest(InvalidRequestException e) {
-        String title = e.status() == 422 ? "Unprocessable Content" : "Bad Request";
+        Response.Status known = Response.Status.fromStatusCode(e.status());
+        String title = e.status() == 422 ? "Unprocessable Content" : known != null ? known.getReasonPhrase() : "Bad Request";
         return Problem.of(e.status(), title, e.getMessage(), e.errors()).toResponse();
     }
 
