@@ -64,15 +64,17 @@ public class KubernetesActuator implements ClusterActuator {
     static final Duration DELETION_MEMORY = Duration.ofMinutes(10);
 
     private final KubernetesClient client;
+    private final PodSigningKey signingKey;
     private final int attempts;
     private final Duration backoff;
     /** namespace/pod -> when gantry asked for its deletion (per replica, in memory only). */
     private final Map<String, Instant> deletedByGantry = new ConcurrentHashMap<>();
 
-    public KubernetesActuator(KubernetesClient client,
+    public KubernetesActuator(KubernetesClient client, PodSigningKey signingKey,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.attempts", defaultValue = "4") int attempts,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.backoff", defaultValue = "200ms") Duration backoff) {
         this.client = client;
+        this.signingKey = signingKey;
         this.attempts = Math.max(1, attempts);
         this.backoff = backoff;
     }
@@ -111,9 +113,11 @@ public class KubernetesActuator implements ClusterActuator {
                             if (pod == null) {
                                 throw e;
                             }
+                            requireMadeByGantry(pod, podName);
                             created.add(podName); // perhaps our own retried create: it goes on a rollback like one we made
                         }
                     } else {
+                        requireMadeByGantry(existing, podName);
                         pod = existing; // an earlier launch of this same attempt got this far (restart, or another replica)
                     }
                 }
@@ -145,6 +149,18 @@ public class KubernetesActuator implements ClusterActuator {
                 throw c;
             }
             throw new ClusterActionException(e.getMessage(), false, e);
+        }
+    }
+
+    /**
+     * A pod of the job's name that Gantry did not make (its provenance signature is missing or wrong)
+     * is never reused: someone made it to run their own containers on the job's GPUs. The launch fails
+     * for good, with the reason (the job ends FAILED and saying so; its pods, this one included, go).
+     */
+    private void requireMadeByGantry(Pod pod, String podName) {
+        if (!signingKey.provenance().madeByGantry(pod)) {
+            throw new ClusterActionException("pod " + podName + " exists but was not made by Gantry (no valid "
+                    + PodProvenance.ANNOTATION + " annotation); it is not reused", true, null);
         }
     }
 
@@ -283,6 +299,8 @@ public class KubernetesActuator implements ClusterActuator {
         }
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(ANNOTATION_GPU_INDICES, indices(task.gpus()));
+        annotations.put(PodProvenance.ANNOTATION,
+                signingKey.provenance().sign(gang.ref().namespace(), podName, gang.ref().label(), gang.attempt()));
         if (task.gpuMilli() != null) {
             annotations.put(ANNOTATION_GPU_MILLI, String.valueOf(task.gpuMilli()));
         }

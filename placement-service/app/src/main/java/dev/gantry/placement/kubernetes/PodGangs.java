@@ -29,13 +29,24 @@ public final class PodGangs {
     public record UserGang(JobQueued spec, Map<String, String> podByTask) {
     }
 
-    /** The job id of a gang: its label when that is a UUID (gantry's own pods), else derived from namespace and label. */
-    public static UUID jobIdOf(String namespace, String label) {
+    /**
+     * The job id of the pods Gantry made for an API job: their label, the job's id; null when the
+     * label is not a UUID (then no API job has pods under it).
+     */
+    public static UUID apiJobIdOf(String label) {
         try {
             return UUID.fromString(label);
         } catch (IllegalArgumentException e) {
-            return UUID.nameUUIDFromBytes((namespace + "/" + label).getBytes(StandardCharsets.UTF_8));
+            return null;
         }
+    }
+
+    /**
+     * The job id of a user's gang: always derived from namespace and label, never the label itself,
+     * so a label that names another job's id cannot make the pods part of that job.
+     */
+    public static UUID userJobIdOf(String namespace, String label) {
+        return UUID.nameUUIDFromBytes((namespace + "/" + label).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A user's pod (not one gantry made) addressed to gantry and not placed yet. */

@@ -24,6 +24,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -80,6 +81,8 @@ public class PodWatcher {
     private final Map<String, Instant> seenDeleted = new ConcurrentHashMap<>();
     private final Instance<KubernetesActuator> actuator;
     private final Binder binder;
+    @Inject
+    PodSigningKey signingKey;
     private volatile SharedIndexInformer<Pod> informer;
     private volatile boolean sweepRequested;
     private boolean wasLeading;
@@ -198,10 +201,23 @@ public class PodWatcher {
                 .collect().last().replaceWithVoid();
     }
 
+    /**
+     * A label's pods: those Gantry made (signed, {@link PodProvenance}) belong to the API job whose id
+     * is the label; any others are a user's gang, whose job id always comes from namespace and label.
+     * So a user's pod labelled with another job's id and attempt neither joins nor ends that job.
+     */
     private Uni<Void> reconcile(String label) {
         List<Pod> pods = informer.getStore().list().stream()
                 .filter(p -> label.equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_JOB))).toList();
-        UUID jobId = PodGangs.jobIdOf(namespace, label);
+        PodProvenance provenance = signingKey.provenance();
+        List<Pod> gantryMade = pods.stream().filter(provenance::madeByGantry).toList();
+        List<Pod> users = pods.stream().filter(p -> !provenance.madeByGantry(p)).toList();
+        Uni<Void> userGang = reconcile(PodGangs.userJobIdOf(namespace, label), label, users);
+        UUID apiJob = PodGangs.apiJobIdOf(label);
+        return apiJob == null ? userGang : userGang.chain(() -> reconcile(apiJob, label, gantryMade));
+    }
+
+    private Uni<Void> reconcile(UUID jobId, String label, List<Pod> pods) {
         return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(running -> running != null ? phases(running, pods)
                 : PendingJob.<PendingJob>findById(jobId).chain(pending -> userGang(jobId, label, pods, pending)));
     }

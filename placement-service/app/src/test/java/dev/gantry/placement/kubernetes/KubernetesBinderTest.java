@@ -83,6 +83,9 @@ class KubernetesBinderTest {
     @Inject
     KubernetesActuator actuator;
 
+    @Inject
+    PodSigningKey signingKey;
+
     private KubernetesClient driver;
     private final List<UUID> started = new ArrayList<>();
 
@@ -262,7 +265,7 @@ class KubernetesBinderTest {
     @Test
     void podsAUserCreatedFormAGangThatIsBound() throws Exception {
         String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
-        UUID jobId = PodGangs.jobIdOf(NS, label);
+        UUID jobId = PodGangs.userJobIdOf(NS, label);
         started.add(jobId);
         for (int i = 0; i < 2; i++) {
             Pod pod = userPod(label, i, 8);
@@ -346,6 +349,7 @@ class KubernetesBinderTest {
                 .addToLabels(KubernetesActuator.LABEL_JOB, jobId.toString()).addToLabels(KubernetesActuator.LABEL_TASK, "worker-0")
                 .addToLabels(KubernetesActuator.LABEL_ATTEMPT, "1").addToLabels(KubernetesActuator.LABEL_MANAGED_BY, "gantry")
                 .addToAnnotations(KubernetesActuator.ANNOTATION_GPU_INDICES, "0,1,2,3")
+                .addToAnnotations(PodProvenance.ANNOTATION, signingKey.provenance().sign(NS, first, jobId.toString(), 1))
                 .endMetadata()
                 .withNewSpec().withSchedulerName("gantry").withRestartPolicy("Never")
                 .addNewContainer().withName("worker").withImage("trainer:5").withNewResources()
@@ -455,7 +459,7 @@ class KubernetesBinderTest {
     @Test
     void aUsersGangWhosePodIsDeletedOnlyGivesUpItsAllocation() throws Exception {
         String label = "user-gone-" + UUID.randomUUID().toString().substring(0, 6);
-        UUID jobId = PodGangs.jobIdOf(NS, label);
+        UUID jobId = PodGangs.userJobIdOf(NS, label);
         started.add(jobId);
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
@@ -475,6 +479,53 @@ class KubernetesBinderTest {
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()))
                 .as("one pod of two is no gang").isZero();
         driver.pods().inNamespace(NS).withName(label + "-1").delete();
+    }
+
+    /** A pod named and labelled as Gantry would make it, by someone else (no provenance signature). */
+    private static Pod impostor(String name, UUID jobId, String task, String phase) {
+        return new PodBuilder().withNewMetadata().withName(name).withNamespace(NS)
+                .addToLabels(KubernetesActuator.LABEL_JOB, jobId.toString()).addToLabels(KubernetesActuator.LABEL_TASK, task)
+                .addToLabels(KubernetesActuator.LABEL_ATTEMPT, "1").addToLabels(KubernetesActuator.LABEL_MANAGED_BY, "gantry")
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry").withRestartPolicy("Never")
+                .addNewContainer().withName("worker").withImage("miner:1").endContainer()
+                .endSpec()
+                .withNewStatus().withPhase(phase).endStatus().build();
+    }
+
+    @Test
+    void aPodOfTheJobsNameThatGantryDidNotMakeIsNeverReused() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        EventEnvelope<JobQueued> job = apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 2, null, 1000, 1000, "trainer:5", null)));
+        String name = KubernetesActuator.podName(jobId, job.payload().name(), "worker-0", 1);
+        // names are predictable: someone makes the job's first pod before Gantry does, to get its GPUs
+        driver.pods().inNamespace(NS).resource(impostor(name, jobId, "worker-0", "Pending")).create();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job);
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("not made by Gantry");
+        assertThat(driver.bindings().inNamespace(NS).withName(name).get()).as("never bound to the job's node").isNull();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isZero();
+    }
+
+    @Test
+    void aFailedPodLabelledWithARunningJobsIdAndAttemptDoesNotFailThatJob() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 2, null, 1000, 1000, "trainer:5", null))));
+        }
+        await().atMost(Duration.ofSeconds(90)).until(() -> podsOf(jobId.toString()).size() == 1 && launched(jobId));
+        assertThat(podsOf(jobId.toString()).getFirst().getMetadata().getAnnotations()).containsKey(PodProvenance.ANNOTATION);
+
+        driver.pods().inNamespace(NS).resource(impostor("not-gantrys-" + jobId.toString().substring(0, 8), jobId, "worker-0", "Failed"))
+                .create();
+        watcher.sweepSoon();
+        Thread.sleep(3000);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).as("a stranger's failed pod is not the job's").isZero();
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", jobId.toString())).isEqualTo(1);
+        driver.pods().inNamespace(NS).withName("not-gantrys-" + jobId.toString().substring(0, 8)).withGracePeriod(0).delete();
     }
 
     @Test
