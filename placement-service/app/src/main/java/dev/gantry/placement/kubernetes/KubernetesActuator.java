@@ -25,6 +25,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -65,16 +67,20 @@ public class KubernetesActuator implements ClusterActuator {
 
     private final KubernetesClient client;
     private final PodSigningKey signingKey;
+    /** Queues whose pods an admin lets run without the restricted security context (e.g. as root). */
+    private final Set<String> relaxedQueues;
     private final int attempts;
     private final Duration backoff;
     /** namespace/pod -> when gantry asked for its deletion (per replica, in memory only). */
     private final Map<String, Instant> deletedByGantry = new ConcurrentHashMap<>();
 
     public KubernetesActuator(KubernetesClient client, PodSigningKey signingKey,
+            @ConfigProperty(name = "gantry.placement.kubernetes.relaxed-queues") Optional<List<String>> relaxedQueues,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.attempts", defaultValue = "4") int attempts,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.backoff", defaultValue = "200ms") Duration backoff) {
         this.client = client;
         this.signingKey = signingKey;
+        this.relaxedQueues = Set.copyOf(relaxedQueues.orElse(List.of()));
         this.attempts = Math.max(1, attempts);
         this.backoff = backoff;
     }
@@ -306,6 +312,13 @@ public class KubernetesActuator implements ClusterActuator {
         }
         ContainerBuilder container = new ContainerBuilder().withName(dns(group.name())).withImage(group.image())
                 .withNewResources().withLimits(limits).withRequests(requests).endResources();
+        if (!relaxedQueues.contains(gang.spec().queue())) {
+            // Pod Security "restricted": no root, no privilege escalation, no capabilities, the runtime's seccomp profile
+            container.withNewSecurityContext().withRunAsNonRoot(true).withAllowPrivilegeEscalation(false)
+                    .withNewCapabilities().withDrop("ALL").endCapabilities()
+                    .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile()
+                    .endSecurityContext();
+        }
         if (group.command() != null && !group.command().isEmpty()) {
             container.withCommand(group.command());
         }
@@ -319,6 +332,8 @@ public class KubernetesActuator implements ClusterActuator {
                 .withAnnotations(annotations)
                 .endMetadata()
                 .withNewSpec().withSchedulerName(SCHEDULER_NAME).withRestartPolicy("Never")
+                // a training job has no business with the Kubernetes API: no service-account token in its pods
+                .withAutomountServiceAccountToken(false)
                 .withContainers(container.build())
                 .endSpec()
                 .build();

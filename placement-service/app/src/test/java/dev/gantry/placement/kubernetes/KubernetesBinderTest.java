@@ -191,6 +191,14 @@ class KubernetesBinderTest {
             });
             assertThat(pod.getMetadata().getLabels()).containsEntry("gantry.dev/job", jobId.toString())
                     .containsEntry("gantry.dev/queue", "k8s-test");
+            // hardened by default: no API token, Pod Security "restricted"
+            assertThat(pod.getSpec().getAutomountServiceAccountToken()).isFalse();
+            assertThat(pod.getSpec().getContainers().getFirst().getSecurityContext()).satisfies(sc -> {
+                assertThat(sc.getRunAsNonRoot()).isTrue();
+                assertThat(sc.getAllowPrivilegeEscalation()).isFalse();
+                assertThat(sc.getCapabilities().getDrop()).containsExactly("ALL");
+                assertThat(sc.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+            });
             String task = pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK);
             String indices = db.queryString("select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid and task = ?",
                     jobId.toString(), task);
