@@ -192,6 +192,15 @@ class RenderedManifestsTest {
         });
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
+    void the_namespace_enforces_pod_security_baseline_and_reports_what_falls_short_of_restricted(String dir) {
+        Map<String, String> labels = Manifests.named(dir, Namespace.class, "gantry").getMetadata().getLabels();
+        assertThat(labels).containsEntry("pod-security.kubernetes.io/enforce", "baseline")
+                .containsEntry("pod-security.kubernetes.io/warn", "restricted")
+                .containsEntry("pod-security.kubernetes.io/audit", "restricted");
+    }
+
     @Test
     void solver_profile_and_planner_are_ones_the_engine_knows() {
         for (String dir : List.of("base", "overlays/dev", "overlays/prod")) {
