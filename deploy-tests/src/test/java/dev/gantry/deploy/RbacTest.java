@@ -36,18 +36,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class RbacTest {
 
-    /** "group/resource verb", the unit of a permission; "" is the core group. */
+    /** "group/resource verb", the unit of a permission ("group/resource verb name" when a rule names its objects); "" is the core group. */
     private static final Set<String> INVENTORY_FALLBACK = permissions("", List.of("nodes"), List.of("get", "list", "watch"));
 
     private static final Set<String> PLACEMENT_FALLBACK = union(
             permissions("", List.of("pods"), List.of("get", "list", "watch", "create", "delete")),
             permissions("", List.of("bindings"), List.of("create")),
             permissions("", List.of("pods/eviction"), List.of("create")),
-            permissions("coordination.k8s.io", List.of("leases"), List.of("get", "create", "patch")),
+            permissions("coordination.k8s.io", List.of("leases"), List.of("create")),
+            permissions("coordination.k8s.io", List.of("leases"), List.of("get", "patch"), List.of("placement-service-leader")),
             permissions("", List.of("events"), List.of("create")));
 
     private static final Pattern RULE_KEY = Pattern.compile(
-            "quarkus\\.kubernetes\\.rbac\\.(?:roles|cluster-roles)\\.([^.]+)\\.policy-rules\\.(\\d+)\\.(api-groups|resources|verbs)");
+            "quarkus\\.kubernetes\\.rbac\\.(?:roles|cluster-roles)\\.([^.]+)\\.policy-rules\\.(\\d+)\\.(api-groups|resources|resource-names|verbs)");
 
     @ParameterizedTest
     @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
@@ -57,6 +58,15 @@ class RbacTest {
         expected.put("node-inventory-service", declaredOr("node-inventory-service", INVENTORY_FALLBACK));
         expected.put("placement-service", declaredOr("placement-service/app", PLACEMENT_FALLBACK));
         assertThat(granted).isEqualTo(expected);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
+    void placement_reads_and_renews_only_its_own_lease(String dir) {
+        Set<String> placement = granted(dir).get("placement-service");
+        assertThat(placement).contains("coordination.k8s.io/leases get placement-service-leader",
+                "coordination.k8s.io/leases patch placement-service-leader", "coordination.k8s.io/leases create");
+        assertThat(placement).doesNotContain("coordination.k8s.io/leases get", "coordination.k8s.io/leases patch");
     }
 
     @ParameterizedTest
@@ -89,9 +99,9 @@ class RbacTest {
             assertThat(subject.getKind()).as("only ServiceAccounts are bound").isEqualTo("ServiceAccount");
             Set<String> permissions = granted.computeIfAbsent(subject.getName(), s -> new TreeSet<>());
             for (PolicyRule rule : rules) {
-                assertThat(rule.getResourceNames()).as("no rules by resource name").isNullOrEmpty();
+                List<String> names = rule.getResourceNames() == null || rule.getResourceNames().isEmpty() ? List.of() : rule.getResourceNames();
                 for (String group : rule.getApiGroups()) {
-                    permissions.addAll(permissions(group, rule.getResources(), rule.getVerbs()));
+                    permissions.addAll(permissions(group, rule.getResources(), rule.getVerbs(), names));
                 }
             }
         }
@@ -119,7 +129,8 @@ class RbacTest {
         Set<String> declared = new TreeSet<>();
         for (Map<String, String> rule : rules.values()) {
             for (String group : split(rule.getOrDefault("api-groups", ""))) {
-                declared.addAll(permissions(group, split(rule.get("resources")), split(rule.get("verbs"))));
+                List<String> names = rule.get("resource-names") == null ? List.of() : split(rule.get("resource-names"));
+                declared.addAll(permissions(group, split(rule.get("resources")), split(rule.get("verbs")), names));
             }
         }
         return declared;
@@ -133,10 +144,19 @@ class RbacTest {
     }
 
     static Set<String> permissions(String group, List<String> resources, List<String> verbs) {
+        return permissions(group, resources, verbs, List.of());
+    }
+
+    /** With {@code names}, only on the objects of those names; without, on every object of the resource. */
+    static Set<String> permissions(String group, List<String> resources, List<String> verbs, List<String> names) {
         Set<String> permissions = new TreeSet<>();
         for (String resource : resources) {
             for (String verb : verbs) {
-                permissions.add(group + "/" + resource + " " + verb);
+                if (names.isEmpty()) {
+                    permissions.add(group + "/" + resource + " " + verb);
+                } else {
+                    names.forEach(name -> permissions.add(group + "/" + resource + " " + verb + " " + name));
+                }
             }
         }
         return permissions;
