@@ -185,7 +185,8 @@ class WindowLoopTest {
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, "h100-a", new NodeRemoved(System.nanoTime(), "h100-a")));
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_REQUEUED, jobId) == 1);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).as("a lost node is not the job's failure").isZero();
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isEqualTo(1);
 

@@ -423,8 +423,8 @@ class KubernetesBinderTest {
 
         driver.pods().inNamespace(NS).withName(attempt1.get(0)).delete(); // kubectl delete pod
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) == 1);
-        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_REQUEUED, jobId) == 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_REQUEUED,
                 jobId.toString())).contains("pod " + attempt1.get(0) + " was deleted outside Gantry");
         // back in line with its submission time (pending, or already placed again from there: the window is quick)
         assertThat(db.queryLong("""
@@ -440,7 +440,8 @@ class KubernetesBinderTest {
         // the same deletion seen again (a sweep looks at every running gang) changes nothing
         watcher.sweepSoon();
         Thread.sleep(3000);
-        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).isEqualTo(1);
+        assertThat(outbox(Subjects.PLACEMENTS_REQUEUED, jobId)).isEqualTo(1);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, jobId)).as("requeued is not failed").isZero();
         assertThat(podsOf(jobId.toString(), 2)).hasSize(2);
         assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", jobId.toString())).isEqualTo(1);
     }
