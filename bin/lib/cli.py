@@ -235,7 +235,10 @@ def job_content_type(path, data):
 def cmd_jobs(argv):
     if argv[:1] == ["cancel"]:
         return cmd_cancel(argv[1:], prog="gantry jobs cancel")
-    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. 'gantry jobs cancel ID' cancels one.")
+    if argv[:1] == ["history"]:
+        return cmd_history(argv[1:])
+    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. 'gantry jobs cancel ID' cancels one; "
+                    "'gantry jobs history ID' shows what happened to one.")
     parser.add_argument("--all", action="store_true", help="every job this token may see, not only yours")
     parser.add_argument("--team", metavar="T", help="the jobs of team T")
     parser.add_argument("--user", metavar="U", help="the jobs of user U")
@@ -293,16 +296,31 @@ def token_subject():
         raise Exit(2, "gantry jobs: the token (GANTRY_TOKEN) is not a JWT with a subject; use --all or --user U")
 
 
+def job_id_argument(text, prog):
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise Exit(2, f"{prog}: '{text}' is not a job id (a UUID)")
+
+
+def cmd_history(argv, prog="gantry jobs history"):
+    parser = Parser(prog=prog, description="What happened to a job, oldest first: submitted, placed, preempted or requeued and why, ended.")
+    parser.add_argument("id", help="the job id (as 'gantry jobs' shows it)")
+    parser.add_argument("--json", action="store_true", help="print the steps as the API returns them")
+    args = parser.parse_args(argv)
+    _, steps = call("admission", "GET", "/v1/jobs/" + job_id_argument(args.id, prog) + "/history")
+    if args.json:
+        print_json(steps)
+        return
+    print_table(["AT", "STATE", "BY", "REASON"], [[s.get("at"), s.get("state"), s.get("source"), s.get("reason")] for s in steps])
+
+
 def cmd_cancel(argv, prog="gantry cancel"):
     parser = Parser(prog=prog, description="Cancel a job: it leaves the queue, or its GPUs are freed.")
     parser.add_argument("id", help="the job id (as 'gantry jobs' shows it)")
     parser.add_argument("--json", action="store_true", help="print the job as the API returns it")
     args = parser.parse_args(argv)
-    try:
-        job_id = str(uuid.UUID(args.id))
-    except ValueError:
-        raise Exit(2, f"{prog}: '{args.id}' is not a job id (a UUID)")
-    _, job = call("admission", "DELETE", "/v1/jobs/" + job_id)
+    _, job = call("admission", "DELETE", "/v1/jobs/" + job_id_argument(args.id, prog))
     if args.json:
         print_json(job)
     else:

@@ -5,6 +5,7 @@ import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.persistence.IdempotencyKey;
 import dev.gantry.admission.persistence.JobEntity;
+import dev.gantry.admission.persistence.JobHistoryEntry;
 import dev.gantry.admission.streams.JobBoard;
 import dev.gantry.admission.quota.AdmissionCheck;
 import dev.gantry.admission.quota.QuotaUnavailableException;
@@ -142,6 +143,7 @@ public class JobAdmission {
         job.submittedAt = now;
         job.updatedAt = now;
         return Panache.withTransaction(() -> job.<JobEntity>persist()
+                        .call(() -> JobHistoryEntry.record(job.id, JobState.QUEUED, null, "submitted"))
                         .call(() -> key == null ? Uni.createFrom().voidItem() : rememberKey(caller, key, requestHash, job.id, now))
                         .call(() -> outbox.append(Subjects.JOBS_QUEUED, job.id.toString(), queuedEvent(job, spec))))
                 .map(stored -> new Submitted(stored, false))
@@ -230,6 +232,11 @@ public class JobAdmission {
                 .onFailure(NotFoundException.class).recoverWithCompletion();
     }
 
+    /** What happened to the job, oldest first, if the caller may see it. */
+    public Uni<List<JobHistoryEntry>> history(UUID id, Caller caller) {
+        return find(id, caller).chain(job -> Panache.withSession(() -> JobHistoryEntry.of(job.id)));
+    }
+
     public Uni<JobEntity> cancel(UUID id, Caller caller) {
         return Panache.withTransaction(() -> JobEntity.<JobEntity>findById(id).chain(job -> {
             if (job == null || !caller.canSee(job.team)) {
@@ -242,8 +249,10 @@ public class JobAdmission {
             job.state = JobState.CANCELLED;
             job.pendingReason = null;
             job.updatedAt = Instant.now();
-            return outbox.append(Subjects.JOBS_CANCELLED, job.id.toString(),
-                    new JobCancelled(job.id, job.queue, caller.user(), job.updatedAt)).replaceWith(job);
+            return JobHistoryEntry.record(job.id, JobState.CANCELLED, "cancelled by " + caller.user(), "cancelled")
+                    .chain(() -> outbox.append(Subjects.JOBS_CANCELLED, job.id.toString(),
+                            new JobCancelled(job.id, job.queue, caller.user(), job.updatedAt)))
+                    .replaceWith(job);
         }));
     }
 

@@ -109,6 +109,85 @@ class LifecycleEventsTest {
         }
     }
 
+    private String submit() {
+        return given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+    }
+
+    private static EventEnvelope<PlacementBound> bound(String id, long sequence) {
+        return EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
+                new PlacementBound(UUID.fromString(id), "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now()), sequence);
+    }
+
+    private static EventEnvelope<PlacementReleased> released(String subject, String id, String reason, long sequence) {
+        return EventEnvelope.of(subject, id, new PlacementReleased(UUID.fromString(id), "normal", reason, Instant.now()), sequence);
+    }
+
+    private void awaitProcessed(EventEnvelope<?> event) {
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from processed_event where event_id = ?::uuid", event.eventId().toString()) == 1);
+    }
+
+    @Test
+    void completedDeliveredBeforeBoundEndsTheJobSucceededAndTheLateBoundChangesNothing() throws Exception {
+        String id = submit();
+        EventEnvelope<PlacementBound> lateBound = bound(id, 10);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(released(Subjects.PLACEMENTS_COMPLETED, id, "completed", 11));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "SUCCEEDED".equals(state(id)));
+            nats.publish(lateBound);
+            awaitProcessed(lateBound);
+        }
+        assertThat(state(id)).isEqualTo("SUCCEEDED");
+        assertThat(db.queryLong("select placement_sequence from job where id = ?::uuid", id)).isEqualTo(11);
+        given().auth().oauth2(Tokens.of("alice", "vision")).when().get("/v1/jobs/" + id + "/history").then().statusCode(200)
+                .body("state", org.hamcrest.Matchers.contains("QUEUED", "SUCCEEDED"))
+                .body("source", org.hamcrest.Matchers.contains("submitted", Subjects.PLACEMENTS_COMPLETED));
+    }
+
+    @Test
+    void anOlderReportDeliveredLateDoesNotUndoANewerOne() throws Exception {
+        String id = submit();
+        EventEnvelope<PlacementBound> redelivered = bound(id, 5);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(bound(id, 5));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "PLACED".equals(state(id)));
+            nats.publish(released(Subjects.PLACEMENTS_PREEMPTED, id, "reclaimed by queue urgent", 7));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "QUEUED".equals(state(id)));
+            nats.publish(redelivered); // the same news again under another event id (a second placement replica, a replay)
+            awaitProcessed(redelivered);
+        }
+        assertThat(state(id)).isEqualTo("QUEUED");
+        assertThat(db.queryString("select pending_reason from job where id = ?::uuid", id)).contains("reclaimed by queue urgent");
+    }
+
+    @Test
+    void aRequeuedJobIsQueuedWithItsReasonStaysCancellableAndItsHistoryTellsWhatHappened() throws Exception {
+        String id = submit();
+        String token = Tokens.of("alice", "vision");
+        EventEnvelope<PlacementBound> boundAfterCancel = bound(id, 3);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(bound(id, 1));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "PLACED".equals(state(id)));
+            nats.publish(released(Subjects.PLACEMENTS_REQUEUED, id, "node h100-a lost", 2));
+            await().atMost(Duration.ofSeconds(20)).until(() -> "QUEUED".equals(state(id)));
+            given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200)
+                    .body("state", org.hamcrest.Matchers.equalTo("QUEUED"))
+                    .body("pendingReason", org.hamcrest.Matchers.containsString("requeued: node h100-a lost"));
+            given().auth().oauth2(token).when().delete("/v1/jobs/" + id).then().statusCode(200)
+                    .body("state", org.hamcrest.Matchers.equalTo("CANCELLED"));
+            // placement bound it again before it saw the cancellation: the job stays cancelled
+            nats.publish(boundAfterCancel);
+            awaitProcessed(boundAfterCancel);
+        }
+        assertThat(state(id)).isEqualTo("CANCELLED");
+        given().auth().oauth2(token).when().get("/v1/jobs/" + id + "/history").then().statusCode(200)
+                .body("state", org.hamcrest.Matchers.contains("QUEUED", "PLACED", "QUEUED", "CANCELLED"))
+                .body("[2].reason", org.hamcrest.Matchers.containsString("node h100-a lost"))
+                .body("[3].reason", org.hamcrest.Matchers.equalTo("cancelled by alice"));
+        given().auth().oauth2(Tokens.of("mallory", "other-team")).when().get("/v1/jobs/" + id + "/history").then().statusCode(404);
+    }
+
     @Test
     void anEventCommittedButNeverPublishedGoesOutOnTheNextRelay() throws Exception {
         UUID eventId = UUID.randomUUID();

@@ -127,6 +127,38 @@ class MessagingTest {
     }
 
     @Test
+    void aJobsQueuedDeliveredAfterTheJobEndedLeavesNoPendingDemand() throws Exception {
+        UUID cancelled = UUID.randomUUID();
+        UUID completed = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            // cancelled before its jobs.queued arrived (redelivered after the ack wait)
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, cancelled.toString(),
+                    Map.of("jobId", cancelled.toString(), "queue", "msg-pending")));
+            EventEnvelope<Map<String, Object>> lateQueued = EventEnvelope.of(Subjects.JOBS_QUEUED, cancelled.toString(), queuedPayload(cancelled));
+            nats.publish(lateQueued);
+            // ran and completed, then its jobs.queued came again
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_BOUND, completed.toString(),
+                    new PlacementBound(completed, "msg-pending", "alice", 2, null, 0, 0, Instant.now())));
+            EventEnvelope<PlacementReleased> end = EventEnvelope.of(Subjects.PLACEMENTS_COMPLETED, completed.toString(),
+                    new PlacementReleased(completed, "msg-pending", "completed", Instant.now()));
+            nats.publish(end);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.queryLong(
+                    "select count(*) from processed_event where event_id = ?", end.eventId())).isEqualTo(1));
+            EventEnvelope<Map<String, Object>> queuedAgain = EventEnvelope.of(Subjects.JOBS_QUEUED, completed.toString(), queuedPayload(completed));
+            nats.publish(queuedAgain);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.queryLong(
+                    "select count(*) from processed_event where event_id in (?, ?)", lateQueued.eventId(), queuedAgain.eventId())).isEqualTo(2));
+        }
+        assertThat(db.queryLong("select count(*) from pending_job where job_id in (?, ?)", cancelled, completed)).isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?", completed)).isZero();
+    }
+
+    private static Map<String, Object> queuedPayload(UUID jobId) {
+        return Map.of("jobId", jobId.toString(), "name", "train", "queue", "msg-pending", "owner", "alice", "priority", 100,
+                "taskGroups", List.of(Map.of("name", "worker", "replicas", 1, "gpusPerReplica", 2, "cpuMillis", 0, "memoryMiB", 0)));
+    }
+
+    @Test
     void aBoundJobIsNoLongerPending() throws Exception {
         UUID jobId = UUID.randomUUID();
         Map<String, Object> queued = Map.of("jobId", jobId.toString(), "name", "train", "queue", "msg-pending", "owner", "alice",

@@ -2,6 +2,8 @@ package dev.gantry.admission.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gantry.admission.domain.JobState;
+import dev.gantry.admission.domain.PlacementReport;
+import dev.gantry.admission.persistence.JobHistoryEntry;
 import dev.gantry.admission.persistence.JobEntity;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
@@ -18,16 +20,20 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.jboss.logging.Logger;
 
 /**
  * Moves jobs through their lifecycle as placement reports on {@code placements.*}: bound gangs are
- * PLACED, preempted ones go back to QUEUED with their original submission time, completed ones
- * SUCCEED, failed ones FAIL; a queued job's pending reason is what the last window said of it.
- * Each event is applied once (inbox by event id, in the transaction of the change); an event that
- * a job's state no longer allows (a bound report for a job cancelled meanwhile) is recorded and skipped.
+ * PLACED, preempted and requeued ones go back to QUEUED with their original submission time and the
+ * reason, completed ones SUCCEED, failed ones FAIL; a queued job's pending reason is what the last
+ * window said of it. Each event is applied once (inbox by event id) and in placement's order (its
+ * sequence, {@link PlacementReport}), in the transaction of the change, with a step in the job's
+ * history; a stale event (older than the last applied, or about a job that ended) is counted and skipped.
  */
 @ApplicationScoped
 public class PlacementEventsConsumer {
@@ -56,28 +62,18 @@ public class PlacementEventsConsumer {
             return switch (type) {
                 case Subjects.PLACEMENTS_BOUND -> {
                     EventEnvelope<PlacementBound> bound = EventCodec.decode(event, PlacementBound.class);
-                    yield applyOnce(bound.eventId(), type, bound.payload().jobId(), job -> placed(job, bound.payload()));
+                    yield applyInOrder(bound, bound.payload().jobId(), PlacementReport.BOUND, null, job -> {
+                        queueWait.record(Duration.between(job.submittedAt, bound.payload().boundAt()).abs());
+                        return null;
+                    });
                 }
-                case Subjects.PLACEMENTS_PREEMPTED -> {
-                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
-                    yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> requeued(job, released.payload()));
-                }
-                case Subjects.PLACEMENTS_REQUEUED -> {
-                    // back in line through no fault of its own (node lost, launch failed for now): like a preemption
-                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
-                    yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> requeued(job, released.payload()));
-                }
-                case Subjects.PLACEMENTS_FAILED -> {
-                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
-                    yield applyOnce(released.eventId(), type, released.payload().jobId(), job -> failed(job, released.payload()));
-                }
-                case Subjects.PLACEMENTS_COMPLETED -> {
-                    EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
-                    yield applyOnce(released.eventId(), type, released.payload().jobId(), PlacementEventsConsumer::succeeded);
-                }
+                case Subjects.PLACEMENTS_PREEMPTED -> released(event, PlacementReport.PREEMPTED, r -> "preempted: " + r + "; waiting to be placed again");
+                case Subjects.PLACEMENTS_REQUEUED -> released(event, PlacementReport.REQUEUED, r -> "requeued: " + r + "; waiting to be placed again");
+                case Subjects.PLACEMENTS_FAILED -> released(event, PlacementReport.FAILED, r -> r);
+                case Subjects.PLACEMENTS_COMPLETED -> released(event, PlacementReport.COMPLETED, r -> null);
                 case Subjects.PLACEMENTS_PENDING -> {
                     EventEnvelope<PlacementPending> pending = EventCodec.decode(event, PlacementPending.class);
-                    yield applyOnce(pending.eventId(), type, pending.payload().jobId(), job -> waiting(job, pending.payload()));
+                    yield applyInOrder(pending, pending.payload().jobId(), PlacementReport.PENDING, pending.payload().reason(), null);
                 }
                 default -> Uni.createFrom().voidItem();
             };
@@ -88,77 +84,49 @@ public class PlacementEventsConsumer {
         }
     }
 
-    private Uni<Void> applyOnce(UUID eventId, String type, UUID jobId, java.util.function.Function<JobEntity, Boolean> change) {
-        return Panache.withTransaction(() -> processed.markFirstSeen(eventId, type).chain(first -> {
+    private Uni<Void> released(JsonNode event, PlacementReport report, Function<String, String> reasonShown) {
+        EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
+        return applyInOrder(released, released.payload().jobId(), report, reasonShown.apply(released.payload().reason()), null);
+    }
+
+    /**
+     * Applies a report once (inbox by event id, in the transaction of the change) and in placement's
+     * order (by its sequence, see {@link PlacementReport}); a stale report is recorded and changes nothing.
+     */
+    private Uni<Void> applyInOrder(EventEnvelope<?> envelope, UUID jobId, PlacementReport report, String reason,
+            Function<JobEntity, Void> onApplied) {
+        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type()).chain(first -> {
             if (!first) {
                 outcome("duplicate");
                 return Uni.createFrom().voidItem();
             }
-            return JobEntity.<JobEntity>findById(jobId).map(job -> {
+            return JobEntity.<JobEntity>findById(jobId).chain(job -> {
                 if (job == null) {
                     outcome("unknown-job");
-                } else if (change.apply(job)) {
-                    job.updatedAt = Instant.now();
-                    outcome("applied");
-                } else {
-                    outcome("stale");
-                    LOG.infof("%s for job %s ignored: the job is %s", type, jobId, job.state);
+                    return Uni.createFrom().voidItem();
                 }
-                return null;
+                Optional<JobState> next = report.apply(job.state, job.placementSequence, envelope.sequence());
+                if (next.isEmpty()) {
+                    outcome("stale");
+                    LOG.infof("%s for job %s ignored: the job is %s (report %d, last applied %d)", envelope.type(), jobId, job.state,
+                            envelope.sequence(), job.placementSequence);
+                    return Uni.createFrom().voidItem();
+                }
+                boolean stateChanged = next.get() != job.state;
+                boolean reasonChanged = !Objects.equals(reason, job.pendingReason);
+                job.state = next.get();
+                job.pendingReason = reason;
+                job.placementSequence = Math.max(job.placementSequence, envelope.sequence());
+                job.updatedAt = Instant.now();
+                outcome("applied");
+                if (onApplied != null) {
+                    onApplied.apply(job);
+                }
+                // a waiting job's reason changes often; its history keeps the moves between states
+                boolean worthAStep = stateChanged || (report != PlacementReport.PENDING && reasonChanged);
+                return worthAStep ? JobHistoryEntry.record(job.id, job.state, reason, envelope.type()) : Uni.createFrom().voidItem();
             });
         }));
-    }
-
-    private boolean placed(JobEntity job, PlacementBound bound) {
-        if (!job.state.canBecome(JobState.PLACED)) {
-            return false;
-        }
-        job.state = JobState.PLACED;
-        job.pendingReason = null;
-        queueWait.record(Duration.between(job.submittedAt, bound.boundAt()).abs());
-        return true;
-    }
-
-    /** PREEMPTED, then straight back to QUEUED: the submission time stays, so the job keeps its place in line. */
-    private static boolean requeued(JobEntity job, PlacementReleased released) {
-        if (!job.state.canBecome(JobState.PREEMPTED)) {
-            return false;
-        }
-        // PREEMPTED is passed through at once: nothing waits in it, the job is back in line
-        job.state = JobState.QUEUED;
-        job.pendingReason = "preempted: " + released.reason() + "; waiting to be placed again";
-        return true;
-    }
-
-    /** A placed job that completes has run: PLACED passes through RUNNING to SUCCEEDED. */
-    private static boolean succeeded(JobEntity job) {
-        if (job.state == JobState.PLACED) {
-            job.state = JobState.RUNNING;
-        }
-        if (!job.state.canBecome(JobState.SUCCEEDED)) {
-            return false;
-        }
-        job.state = JobState.SUCCEEDED;
-        job.pendingReason = null;
-        return true;
-    }
-
-    /** Only a job still waiting takes a reason: a late report for a job placed or cancelled meanwhile is stale. */
-    private static boolean waiting(JobEntity job, PlacementPending pending) {
-        if (job.state != JobState.QUEUED) {
-            return false;
-        }
-        job.pendingReason = pending.reason();
-        return true;
-    }
-
-    private static boolean failed(JobEntity job, PlacementReleased released) {
-        if (!job.state.canBecome(JobState.FAILED)) {
-            return false;
-        }
-        job.state = JobState.FAILED;
-        job.pendingReason = released.reason();
-        return true;
     }
 
     private void outcome(String outcome) {

@@ -59,6 +59,10 @@ public class JobEntity extends PanacheEntityBase {
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 
+    /** The sequence of the last placement report applied (0: none); an older one is stale. */
+    @Column(name = "placement_sequence", nullable = false)
+    public long placementSequence;
+
     @Version
     public long version;
 }

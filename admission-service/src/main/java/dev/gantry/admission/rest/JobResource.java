@@ -112,6 +112,13 @@ public class JobResource {
                 jobs.stream().map(JobView::of).toList(), query.nextCursor(jobs)));
     }
 
+    /** What happened to the job, oldest first: submitted, placed, preempted or requeued and why, ended. */
+    @GET
+    @Path("/{id}/history")
+    public Uni<List<JobHistoryStep>> history(@PathParam("id") UUID id) {
+        return admission.history(id, callers.current()).map(steps -> steps.stream().map(JobHistoryStep::of).toList());
+    }
+
     @DELETE
     @Path("/{id}")
     public Uni<JobView> cancel(@PathParam("id") UUID id) {

@@ -119,6 +119,48 @@ class WindowLoopTest {
         assertThat(registry.find("gantry.placement.jobs.placed").counter().count()).isGreaterThanOrEqualTo(1);
     }
 
+    private void awaitProcessed(EventEnvelope<?> event) {
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from processed_event where event_id = ?::uuid", event.eventId().toString()) == 1);
+    }
+
+    @Test
+    void aJobsQueuedDeliveredAfterItsCancellationNeverRuns() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        String id = jobId.toString();
+        EventEnvelope<JobQueued> late = job(jobId, 1, 1, 1_000_000); // redelivered after the ack wait, behind its cancellation
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id, new JobCancelled(jobId, "window-loop-test", "bob", Instant.now())));
+            nats.publish(late);
+        }
+        awaitProcessed(late);
+        Thread.sleep(3000); // three windows (1 s in tests), and the fast path, had their chance to place it
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isZero();
+    }
+
+    @Test
+    void aJobsQueuedDeliveredAgainAfterTheJobCompletedDoesNotRunItTwice() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        String id = jobId.toString();
+        EventEnvelope<JobQueued> first = job(jobId, 1, 2, 100); // runs 1 s
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(first);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+        // the same job again under a new event id: what a replay of the stream or a second relay would bring
+        EventEnvelope<JobQueued> again = new EventEnvelope<>(UUID.randomUUID(), first.type(), first.occurredAt(), first.subjectId(),
+                first.version(), first.payload(), first.sequence());
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(again);
+        }
+        awaitProcessed(again);
+        Thread.sleep(3000); // three windows (1 s in tests), and the fast path, had their chance to place it
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id)).isZero();
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isEqualTo(1);
+    }
+
     @Test
     void oversizedGangStaysPendingUntilCancelled() throws Exception {
         UUID jobId = UUID.randomUUID();

@@ -10,6 +10,7 @@ import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.quota.persistence.AllocationEntity;
+import dev.gantry.quota.persistence.EndedJobEntity;
 import dev.gantry.quota.persistence.NodeCapacityEntity;
 import dev.gantry.quota.persistence.PendingJobEntity;
 import dev.gantry.quota.persistence.ReleasedJobEntity;
@@ -102,27 +103,37 @@ public class QuotaEventsConsumer {
         if (job.jobId() == null || job.queue() == null || job.taskGroups() == null) {
             throw new MalformedEventException("jobs.queued without jobId, queue or taskGroups");
         }
-        return AllocationEntity.<AllocationEntity>findById(job.jobId()).chain(bound -> {
-            if (bound != null) {
-                return Uni.createFrom().voidItem(); // already running: not pending demand
-            }
-            return PendingJobEntity.<PendingJobEntity>findById(job.jobId()).chain(existing -> {
-                PendingJobEntity row = existing != null ? existing : new PendingJobEntity();
-                row.jobId = job.jobId();
-                row.queue = job.queue();
-                row.owner = job.owner();
-                row.gpus = job.totalGpus();
-                row.cpuMillis = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
-                row.memoryMiB = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
-                row.queuedAt = job.submittedAt() != null ? job.submittedAt() : envelope.occurredAt();
-                return row.persist().replaceWithVoid();
-            });
+        // one after the other: a reactive session runs one statement at a time
+        return AllocationEntity.<AllocationEntity>findById(job.jobId())
+                .chain(bound -> EndedJobEntity.<EndedJobEntity>findById(job.jobId()).chain(ended -> {
+                    if (bound != null) {
+                        return Uni.createFrom().voidItem(); // already running: not pending demand
+                    }
+                    if (ended != null) {
+                        count(Subjects.JOBS_STREAM, "stale"); // delivered late or again after the job ended
+                        return Uni.createFrom().voidItem();
+                    }
+                    return storePending(envelope, job);
+                }));
+    }
+
+    private static Uni<Void> storePending(EventEnvelope<JobQueued> envelope, JobQueued job) {
+        return PendingJobEntity.<PendingJobEntity>findById(job.jobId()).chain(existing -> {
+            PendingJobEntity row = existing != null ? existing : new PendingJobEntity();
+            row.jobId = job.jobId();
+            row.queue = job.queue();
+            row.owner = job.owner();
+            row.gpus = job.totalGpus();
+            row.cpuMillis = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
+            row.memoryMiB = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
+            row.queuedAt = job.submittedAt() != null ? job.submittedAt() : envelope.occurredAt();
+            return row.persist().replaceWithVoid();
         });
     }
 
     private Uni<Void> jobCancelled(EventEnvelope<JsonNode> envelope) {
         UUID jobId = UUID.fromString(envelope.payload().path("jobId").asText(envelope.subjectId()));
-        return PendingJobEntity.deleteById(jobId).replaceWithVoid();
+        return EndedJobEntity.record(jobId, envelope.occurredAt()).chain(() -> PendingJobEntity.deleteById(jobId)).replaceWithVoid();
     }
 
     private Uni<Void> bound(EventEnvelope<PlacementBound> envelope) {
@@ -156,7 +167,10 @@ public class QuotaEventsConsumer {
             throw new MalformedEventException(envelope.type() + " without jobId");
         }
         Instant at = p.releasedAt() != null ? p.releasedAt() : envelope.occurredAt();
+        boolean ended = Subjects.PLACEMENTS_COMPLETED.equals(envelope.type()) || Subjects.PLACEMENTS_FAILED.equals(envelope.type());
         return AllocationEntity.deleteById(p.jobId())
+                .chain(() -> ended ? EndedJobEntity.record(p.jobId(), at).chain(() -> PendingJobEntity.deleteById(p.jobId()))
+                        : Uni.createFrom().voidItem())
                 .chain(() -> ReleasedJobEntity.<ReleasedJobEntity>findById(p.jobId()))
                 .chain(existing -> {
                     ReleasedJobEntity row = existing != null ? existing : new ReleasedJobEntity();

@@ -8,6 +8,7 @@ import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.kit.inbox.ProcessedEvents;
+import dev.gantry.placement.persistence.EndedJob;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import dev.gantry.placement.window.StandaloneExecutor;
@@ -34,12 +35,14 @@ public class JobEventsConsumer {
     private final StandaloneExecutor executor;
     private final WindowLoop windows;
     private final Counter malformed;
+    private final Counter lateForEndedJob;
 
     public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, WindowLoop windows, MeterRegistry registry) {
         this.windows = windows;
         this.processed = processed;
         this.executor = executor;
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
+        this.lateForEndedJob = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "stale");
     }
 
     @Incoming("jobs-in")
@@ -97,12 +100,20 @@ public class JobEventsConsumer {
                     job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds());
         }
         JobQueued accepted = job;
-        return RunningJobRecord.<RunningJobRecord>findById(accepted.jobId()).chain(running -> {
-            if (running != null) {
-                LOG.debugf("job %s already placed, jobs.queued ignored", accepted.jobId());
+        return EndedJob.ended(accepted.jobId()).chain(ended -> {
+            if (ended) {
+                // delivered late or again after its cancellation or end: it must not run (again)
+                lateForEndedJob.increment();
+                LOG.infof("job %s has ended, jobs.queued %s ignored", accepted.jobId(), envelope.eventId());
                 return Uni.createFrom().voidItem();
             }
-            return storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received));
+            return RunningJobRecord.<RunningJobRecord>findById(accepted.jobId()).chain(running -> {
+                if (running != null) {
+                    LOG.debugf("job %s already placed, jobs.queued ignored", accepted.jobId());
+                    return Uni.createFrom().voidItem();
+                }
+                return storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received));
+            });
         });
     }
 
@@ -121,7 +132,11 @@ public class JobEventsConsumer {
         });
     }
 
-    /** A cancelled job leaves the pending set; if it runs, its GPUs are released (placements.completed, "cancelled"). */
+    /**
+     * A cancelled job leaves a tombstone and the pending set; if it runs, its GPUs are released
+     * (placements.completed, "cancelled"). The tombstone is left even for a job not seen yet: its
+     * jobs.queued may still be on its way.
+     */
     private Uni<Void> cancel(EventEnvelope<JobCancelled> envelope) {
         JobCancelled cancelled = envelope.payload();
         if (cancelled.jobId() == null) {
@@ -129,7 +144,8 @@ public class JobEventsConsumer {
             LOG.errorf("dropping jobs.cancelled %s without job id", envelope.eventId());
             return Uni.createFrom().voidItem();
         }
-        return PendingJob.deleteById(cancelled.jobId())
+        return EndedJob.record(cancelled.jobId(), "cancelled")
+                .chain(() -> PendingJob.deleteById(cancelled.jobId()))
                 .chain(wasPending -> executor.release(cancelled.jobId(), "cancelled").invoke(wasRunning -> {
                     if (wasPending || wasRunning) {
                         LOG.infof("job %s cancelled (%s)", cancelled.jobId(), wasPending ? "was pending" : "was running");

@@ -8,6 +8,7 @@ import dev.gantry.placement.cluster.BinderMode;
 import dev.gantry.placement.cluster.ClusterActuator;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.ClusterGang;
+import dev.gantry.placement.persistence.EndedJob;
 import dev.gantry.placement.persistence.JobPreemption;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -106,6 +107,7 @@ public class StandaloneExecutor {
                     .chain(() -> job.delete())
                     .chain(() -> JobPreemption.deleteById(jobId))
                     .chain(() -> ClusterGang.deleteById(jobId))
+                    .chain(() -> EndedJob.record(jobId, subject))
                     .chain(() -> outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, queue, reason, Instant.now())))
                     .invoke(() -> LOG.infof("job %s released its GPUs (%s: %s)", jobId, subject, reason))
                     .replaceWith(true);
