@@ -8,6 +8,7 @@ import dev.gantry.admission.persistence.JobEntity;
 import dev.gantry.admission.persistence.JobHistoryEntry;
 import dev.gantry.admission.streams.JobBoard;
 import dev.gantry.admission.quota.AdmissionCheck;
+import dev.gantry.admission.quota.QuotaRefusedRequestException;
 import dev.gantry.admission.quota.QuotaUnavailableException;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
@@ -72,16 +73,27 @@ public class JobAdmission {
         }
         JobSpec spec = requested.withTeam(chargedTeam(requested, caller));
         String requestHash = sha256(EventCodec.toJson(spec));
+        List<FieldViolation> outOfRange = spec.quantityViolations();
+        if (!outOfRange.isEmpty()) {
+            count("invalid");
+            throw InvalidRequestException.badRequest(outOfRange);
+        }
         List<FieldViolation> violations = spec.violations();
         if (!violations.isEmpty()) {
             count("invalid");
             throw InvalidRequestException.unprocessable(violations);
         }
+        // an event the broker would refuse could never reach placement: refused before quota is asked or anything stored
+        UUID provisionalId = UUID.randomUUID();
+        outbox.requireFits(Subjects.JOBS_QUEUED, provisionalId.toString(),
+                queuedEvent(provisionalId, caller.user(), spec.priority(), Instant.now(), spec));
         return replayOf(caller, idempotencyKey, requestHash)
                 .chain(replayed -> replayed != null
                         ? Uni.createFrom().item(new Submitted(replayed, true))
                         : admissionCheck.check(spec, caller)
-                                .onFailure().transform(QuotaUnavailableException::new)
+                                .onFailure(QuotaRefusedRequestException.class).transform(e -> new InvalidRequestException(
+                                        ((QuotaRefusedRequestException) e).status() == 400 ? 400 : 422, e.getMessage(), List.of()))
+                                .onFailure(f -> !(f instanceof InvalidRequestException)).transform(QuotaUnavailableException::new)
                                 .chain(verdict -> {
                             if (!verdict.allowed()) {
                                 count("rejected");
@@ -171,7 +183,11 @@ public class JobAdmission {
     }
 
     static JobQueued queuedEvent(JobEntity job, JobSpec spec) {
-        return new JobQueued(job.id, spec.name(), spec.queue(), job.owner, job.priority, job.submittedAt, spec.minAvailable(),
+        return queuedEvent(job.id, job.owner, job.priority, job.submittedAt, spec);
+    }
+
+    private static JobQueued queuedEvent(UUID id, String owner, int priority, Instant submittedAt, JobSpec spec) {
+        return new JobQueued(id, spec.name(), spec.queue(), owner, priority, submittedAt, spec.minAvailable(),
                 spec.taskGroups().stream()
                         .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB(),
                                 g.image(), g.command() == null || g.command().isEmpty() ? null : g.command()))

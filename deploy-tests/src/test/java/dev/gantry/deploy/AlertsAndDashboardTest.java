@@ -24,10 +24,11 @@ class AlertsAndDashboardTest {
     private static final Pattern METRIC = Pattern.compile("\\b(?:gantry|DCGM)_[A-Za-z0-9_:]+");
 
     @Test
-    void the_five_alerts_exist_with_a_severity_and_a_description() {
+    void the_seven_alerts_exist_with_a_severity_and_a_description() {
         Map<String, Rule> alerts = alerts();
         assertThat(alerts).containsOnlyKeys("GantryQueueOldestJobWaiting", "GantryGpuAllocatedButIdle",
-                "GantryPlacementWindowOverrun", "GantryPlacementSolverStarved", "GantryPlacementPlanRejected");
+                "GantryPlacementWindowOverrun", "GantryPlacementSolverStarved", "GantryPlacementPlanRejected",
+                "GantryOutboxDeadLetter", "GantryOutboxBacklog");
         assertThat(alerts.values()).allSatisfy(rule -> {
             assertThat(rule.getLabels()).containsKey("severity");
             assertThat(rule.getAnnotations()).containsKeys("summary", "description");
@@ -44,6 +45,8 @@ class AlertsAndDashboardTest {
                 .containsExactlyInAnyOrder("gantry_placement_solver_fallbacks_total", "gantry_placement_window_seconds_count");
         assertThat(metrics(alerts.get("GantryPlacementPlanRejected").getExpr().getStrVal()))
                 .containsExactly("gantry_placement_plans_rejected_total");
+        assertThat(metrics(alerts.get("GantryOutboxDeadLetter").getExpr().getStrVal())).containsExactly("gantry_outbox_dead_letters");
+        assertThat(metrics(alerts.get("GantryOutboxBacklog").getExpr().getStrVal())).containsExactly("gantry_outbox_backlog_age_seconds");
     }
 
     @Test

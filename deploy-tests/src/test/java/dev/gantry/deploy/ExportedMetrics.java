@@ -38,7 +38,11 @@ final class ExportedMetrics {
             // admission-service (JobStateGauges)
             "gantry_admission_jobs",
             // every service (ProcessedEvents)
-            "gantry_events_consumed_total");
+            "gantry_events_consumed_total",
+            // every service (OutboxRelay)
+            "gantry_outbox_dead_letters",
+            "gantry_outbox_backlog_age_seconds",
+            "gantry_outbox_publish_failures_total");
 
     /** Series from other exporters that the alerts join with: NVIDIA dcgm-exporter's GPU utilisation. */
     static final Set<String> EXTERNAL = Set.of("DCGM_FI_DEV_GPU_UTIL");

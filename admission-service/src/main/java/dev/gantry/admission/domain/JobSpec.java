@@ -39,6 +39,12 @@ public record JobSpec(
         Map<String, String> labels) {
 
     public static final int MAX_PODS = 10_000;
+    /** A million cores for one pod: far above any machine, far below where totals overflow. */
+    public static final long MAX_CPU_MILLIS_PER_POD = 1_000_000_000L;
+    /** 1 PiB for one pod, as above. */
+    public static final long MAX_MEMORY_MIB_PER_POD = 1L << 30;
+    public static final long MAX_RUNTIME_SECONDS = 365L * 24 * 3600;
+    public static final int MAX_GRACE_SECONDS = 24 * 3600;
     static final Set<String> GPU_TOPOLOGIES = Set.of("nvlink", "numa", "any");
     static final Set<String> NETWORK_LEVELS = Set.of("any", "node", "leaf", "spine", "zone");
 
@@ -64,12 +70,45 @@ public record JobSpec(
         return taskGroups.stream().mapToInt(TaskGroupSpec::gpus).sum();
     }
 
+    /** Within the bounds {@link #quantityViolations} checks this cannot overflow; beyond them it throws, never wraps. */
     public long totalCpuMillis() {
-        return taskGroups.stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
+        return taskGroups.stream().mapToLong(g -> Math.multiplyExact((long) g.replicas(), g.cpuMillis())).reduce(0, Math::addExact);
     }
 
+    /** As {@link #totalCpuMillis}. */
     public long totalMemoryMiB() {
-        return taskGroups.stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
+        return taskGroups.stream().mapToLong(g -> Math.multiplyExact((long) g.replicas(), g.memoryMiB())).reduce(0, Math::addExact);
+    }
+
+    /**
+     * Numbers out of their range (400, whichever way the job came: JSON, Volcano YAML, gRPC), so that
+     * every total the job is charged with stays far from overflowing. Empty when all are in range.
+     */
+    public List<FieldViolation> quantityViolations() {
+        List<FieldViolation> errors = new ArrayList<>();
+        for (int i = 0; i < taskGroups.size(); i++) {
+            TaskGroupSpec group = taskGroups.get(i);
+            String at = "taskGroups[" + i + "]";
+            if (group.cpuMillis() < 0 || group.cpuMillis() > MAX_CPU_MILLIS_PER_POD) {
+                errors.add(new FieldViolation(at + ".cpuMillis", "must be 0.." + MAX_CPU_MILLIS_PER_POD + " per replica"));
+            }
+            if (group.memoryMiB() < 0 || group.memoryMiB() > MAX_MEMORY_MIB_PER_POD) {
+                errors.add(new FieldViolation(at + ".memoryMiB", "must be 0.." + MAX_MEMORY_MIB_PER_POD + " per replica"));
+            }
+            if (group.replicas() < 1 || group.replicas() > MAX_PODS) {
+                errors.add(new FieldViolation(at + ".replicas", "must be 1.." + MAX_PODS));
+            }
+        }
+        if (taskGroups.size() > MAX_PODS) {
+            errors.add(new FieldViolation("taskGroups", "a job has at most " + MAX_PODS + " task groups"));
+        }
+        if (estimatedRuntimeSeconds != null && (estimatedRuntimeSeconds < 1 || estimatedRuntimeSeconds > MAX_RUNTIME_SECONDS)) {
+            errors.add(new FieldViolation("estimatedRuntimeSeconds", "must be 1.." + MAX_RUNTIME_SECONDS + " (a year)"));
+        }
+        if (checkpointGraceSeconds != null && (checkpointGraceSeconds < 0 || checkpointGraceSeconds > MAX_GRACE_SECONDS)) {
+            errors.add(new FieldViolation("checkpointGraceSeconds", "must be 0.." + MAX_GRACE_SECONDS));
+        }
+        return errors;
     }
 
     /** Domain rules beyond field syntax; empty when valid. */

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
 import dev.gantry.admission.quota.QuotaUnavailableException;
+import dev.gantry.kit.outbox.EventTooLargeException;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
 import io.grpc.StatusRuntimeException;
@@ -35,6 +36,9 @@ final class GrpcErrors {
         }
         if (failure instanceof QuotaUnavailableException) {
             return status(Code.UNAVAILABLE, "the quota check is unavailable right now, nothing was stored; retry shortly", null);
+        }
+        if (failure instanceof EventTooLargeException e) {
+            return status(Code.INVALID_ARGUMENT, "the job is too large to pass on: " + e.getMessage() + "; nothing was stored", null);
         }
         if (failure instanceof IllegalArgumentException e) {
             return status(Code.INVALID_ARGUMENT, e.getMessage(), null);

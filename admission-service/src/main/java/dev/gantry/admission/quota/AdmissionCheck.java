@@ -13,9 +13,11 @@ import org.eclipse.microprofile.faulttolerance.Timeout;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
 
 /**
- * Asks quota-service before a job is stored. A slow or failing quota-service is retried briefly,
- * then the circuit opens and submissions fail fast with 503 until it recovers: admission never
- * stores a job quota has not seen.
+ * Asks quota-service before a job is stored. A slow or failing quota-service (timeout, 5xx, no
+ * connection) is retried briefly, then the circuit opens and submissions fail fast with 503 until it
+ * recovers: admission never stores a job quota has not seen. A 4xx is quota refusing this one
+ * request: it is not retried and does not count towards opening the circuit, so one user's bad
+ * requests never shut out the others.
  */
 @ApplicationScoped
 public class AdmissionCheck {
@@ -30,8 +32,9 @@ public class AdmissionCheck {
     }
 
     @Timeout(value = 2, unit = ChronoUnit.SECONDS)
-    @Retry(maxRetries = 2, delay = 100, jitter = 50)
-    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS)
+    @Retry(maxRetries = 2, delay = 100, jitter = 50, abortOn = QuotaRefusedRequestException.class)
+    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS,
+            skipOn = QuotaRefusedRequestException.class)
     @CircuitBreakerName("quota-admission-check")
     public Uni<QuotaClient.CheckResult> check(JobSpec spec, Caller caller) {
         if (!enabled) {

@@ -1,9 +1,11 @@
 package dev.gantry.admission.quota;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import io.quarkus.rest.client.reactive.ClientExceptionMapper;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.Response;
 import java.util.Set;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
@@ -28,4 +30,14 @@ public interface QuotaClient {
 
     @POST
     Uni<CheckResult> check(CheckRequest request);
+
+    /** A 4xx is quota saying the request is wrong, not quota being down (5xx, timeouts, refused connections). */
+    @ClientExceptionMapper
+    static RuntimeException refused(Response response) {
+        if (response.getStatus() >= 400 && response.getStatus() < 500) {
+            String body = response.hasEntity() ? response.readEntity(String.class) : "";
+            return new QuotaRefusedRequestException(response.getStatus(), body.length() > 500 ? body.substring(0, 500) : body);
+        }
+        return null; // the client's default: a WebApplicationException, which counts as a failure
+    }
 }

@@ -27,7 +27,19 @@ public class RequestLimits {
     /** 413 for a body over the cap (by its declared length), before it is read. */
     public Optional<Response> tooLarge(HttpHeaders headers) {
         List<String> lengths = headers.getRequestHeader(HttpHeaders.CONTENT_LENGTH);
-        if (lengths != null && !lengths.isEmpty() && Long.parseLong(lengths.getFirst()) > maxBodyBytes) {
+        if (lengths != null && !lengths.isEmpty()) {
+            try {
+                return tooLarge(Long.parseLong(lengths.getFirst().trim()));
+            } catch (NumberFormatException e) {
+                return Optional.of(Problem.of(400, "Bad Request", "Content-Length is not a number", List.of()).toResponse());
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** 413 for a body of this many bytes if that is over the cap. */
+    public Optional<Response> tooLarge(long bodyBytes) {
+        if (bodyBytes > maxBodyBytes) {
             return Optional.of(Problem.of(413, "Content Too Large",
                     "a job description is at most " + maxBodyBytes + " bytes", List.of()).toResponse());
         }

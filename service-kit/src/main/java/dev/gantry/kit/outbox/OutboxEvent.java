@@ -45,4 +45,8 @@ public class OutboxEvent extends PanacheEntityBase {
 
     @Column(name = "last_error", columnDefinition = "text")
     public String lastError;
+
+    /** Set when the relay gave up on the row (a dead letter); cleared by a retry. */
+    @Column(name = "dead_lettered_at")
+    public Instant deadLetteredAt;
 }

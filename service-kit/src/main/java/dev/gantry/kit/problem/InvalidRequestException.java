@@ -31,6 +31,15 @@ public class InvalidRequestException extends RuntimeException {
         return new InvalidRequestException(422, field + ": " + message, List.of(new Problem.FieldError(field, message)));
     }
 
+    /** Fields out of their range or unreadable (HTTP 400); the first one is the detail line. */
+    public static InvalidRequestException badRequest(List<FieldViolation> violations) {
+        if (violations.isEmpty()) {
+            throw new IllegalArgumentException("a bad request needs at least one violation");
+        }
+        return new InvalidRequestException(400, violations.getFirst().toString(),
+                violations.stream().map(v -> new Problem.FieldError(v.field(), v.message())).toList());
+    }
+
     public static InvalidRequestException badRequest(String field, String message) {
         return new InvalidRequestException(400, field + ": " + message, List.of(new Problem.FieldError(field, message)));
     }

@@ -3,6 +3,7 @@ package dev.gantry.kit.problem;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.gantry.kit.outbox.EventTooLargeException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.ElementKind;
@@ -52,6 +53,12 @@ public class ProblemMappers {
     @ServerExceptionMapper(priority = 1)
     public Response mismatchedJson(MismatchedInputException e) {
         return unreadableJson(e);
+    }
+
+    /** A change whose event the broker would refuse: nothing was stored. */
+    @ServerExceptionMapper
+    public Response eventTooLarge(EventTooLargeException e) {
+        return Problem.of(413, "Content Too Large", "the request is too large to pass on: " + e.getMessage(), List.of()).toResponse();
     }
 
     @ServerExceptionMapper
