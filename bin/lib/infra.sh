@@ -84,6 +84,35 @@ ensure_nats() {
   fi
 }
 
+# The broker of bin/gantry up's services: a nats-server of their own on loopback, port
+# GANTRY_DEV_NATS_PORT (4223), its configuration and JetStream store under STATE/nats. The test
+# suite uses the machine's broker (4222, ensure_nats), so a developer's Gantry and the tests never
+# consume each other's events. Prints the URL. Not used when GANTRY_NATS_URL names a broker.
+ensure_dev_broker() { # state-dir
+  local dir="$1/nats" port="${GANTRY_DEV_NATS_PORT:-4223}" bin
+  if ! port_open "$port"; then
+    command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
+    bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+    mkdir -p "$dir/store"
+    cat >"$dir/nats.conf" <<CONF
+# written by bin/gantry up (bin/lib/infra.sh ensure_dev_broker); rewritten on each start
+listen: 127.0.0.1:$port
+jetstream { store_dir: "$dir/store" }
+CONF
+    infra_log "starting Gantry's own NATS broker on 127.0.0.1:$port (store $dir/store)"
+    nohup "$bin" -c "$dir/nats.conf" -l "$dir/nats.log" >/dev/null 2>&1 &
+    echo $! >"$dir/nats.pid"
+    wait_port "$port" 20 || { infra_log "NATS did not open 127.0.0.1:$port (see $dir/nats.log)"; return 1; }
+  fi
+  echo "nats://127.0.0.1:$port"
+}
+
+stop_dev_broker() { # state-dir
+  local pidfile="$1/nats/nats.pid" pid
+  [ -f "$pidfile" ] && pid=$(cat "$pidfile") && kill "$pid" 2>/dev/null && echo "stopped Gantry's NATS broker"
+  rm -f "$pidfile"
+}
+
 # headless Chromium and its WebDriver, for the console's browser tests (e2e-tests ConsoleIT)
 ensure_chromium() {
   [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || apt_install chromium chromium-driver

@@ -8,6 +8,7 @@ import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.placement.cluster.ClusterActionException;
 import dev.gantry.placement.cluster.ClusterActuator;
+import dev.gantry.placement.cluster.LeaderFence;
 import dev.gantry.placement.cluster.Leadership;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
@@ -70,6 +71,7 @@ public class Binder {
     private final StandaloneExecutor executor;
     private final ClusterActuator cluster;
     private final Leadership leadership;
+    private final LeaderFence fence;
     private final Vertx vertx;
     private final Duration gracePeriod;
     private final Duration protection;
@@ -77,7 +79,7 @@ public class Binder {
     /** Jobs whose pods this replica is launching right now, so a relaunch never races the binder's own launch. */
     private final Set<UUID> launching = ConcurrentHashMap.newKeySet();
 
-    public Binder(Outbox outbox, StandaloneExecutor executor, ClusterActuator cluster, Leadership leadership, Vertx vertx,
+    public Binder(Outbox outbox, StandaloneExecutor executor, ClusterActuator cluster, Leadership leadership, LeaderFence fence, Vertx vertx,
             @ConfigProperty(name = "gantry.placement.preemption.grace-period", defaultValue = "30s") Duration gracePeriod,
             @ConfigProperty(name = "gantry.placement.preemption.protection", defaultValue = "5m") Duration protection,
             @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace) {
@@ -85,6 +87,7 @@ public class Binder {
         this.executor = executor;
         this.cluster = cluster;
         this.leadership = leadership;
+        this.fence = fence;
         this.vertx = vertx;
         this.gracePeriod = gracePeriod;
         this.protection = protection;
@@ -130,11 +133,11 @@ public class Binder {
         if (preemptions.size() <= 1) {
             return preemptions.isEmpty() ? Uni.createFrom().voidItem() : preempt(preemptions.get(0)).replaceWithVoid();
         }
-        return Panache.withTransaction(() -> startPreemptions(preemptions))
+        return Panache.withTransaction(() -> fence.guard().chain(() -> startPreemptions(preemptions)))
                 .chain(started -> Multi.createFrom().iterable(started)
                         .onItem().transformToUniAndConcatenate(this::evictIfToldOrReleased)
                         .collect().asList().replaceWithVoid())
-                .onFailure().recoverWithUni(e -> {
+                .onFailure(e -> !(e instanceof LeaderFence.DeposedException)).recoverWithUni(e -> {
                     LOG.warnf("recording %d preemptions together failed, preempting one at a time: %s", preemptions.size(), e.toString());
                     return Multi.createFrom().iterable(preemptions).onItem().transformToUniAndConcatenate(this::preempt)
                             .collect().asList().replaceWithVoid();
@@ -143,7 +146,7 @@ public class Binder {
 
     Uni<Boolean> preempt(Preemption preemption) {
         UUID jobId = UUID.fromString(preemption.job());
-        return Panache.withTransaction(() -> startPreemption(jobId, preemption.reason()))
+        return Panache.withTransaction(() -> fence.guard().chain(() -> startPreemption(jobId, preemption.reason())))
                 .call(this::evictIfToldOrReleased)
                 .map(Preempted::done)
                 .onFailure().recoverWithItem(e -> {
@@ -391,7 +394,7 @@ public class Binder {
         boolean mine = launching.add(jobId); // from before the placement is recorded until its pods are launched
         Set<String> nodes = new HashSet<>();
         placement.tasks().forEach(t -> nodes.add(t.node()));
-        return Panache.withTransaction(() -> PendingJob.<PendingJob>findById(jobId).chain(pending -> {
+        return Panache.withTransaction(() -> fence.guard().chain(() -> PendingJob.<PendingJob>findById(jobId)).chain(pending -> {
             if (pending == null) {
                 LOG.debugf("job %s left the pending set while planning; not bound", jobId);
                 return Uni.createFrom().item(new Bound(false, null));
@@ -435,11 +438,15 @@ public class Binder {
         }
         List<UUID> ids = placements.stream().map(p -> UUID.fromString(p.job())).distinct().toList();
         List<UUID> mine = ids.stream().filter(launching::add).toList(); // held until the pods are launched
-        return Panache.withTransaction(() -> recordPlacements(placements, ids, gpuModelByNode))
+        return Panache.withTransaction(() -> fence.guard().chain(() -> recordPlacements(placements, ids, gpuModelByNode)))
                 .chain(recorded -> Multi.createFrom().iterable(recorded)
                         .onItem().transformToUniAndConcatenate(this::launchIfWritten)
                         .collect().asList()
                         .map(done -> (int) done.stream().filter(Boolean::booleanValue).count()))
+                .onFailure(LeaderFence.DeposedException.class).recoverWithUni(e -> {
+                    LOG.warnf("%d placements not recorded: %s", placements.size(), e.getMessage());
+                    return Uni.createFrom().item(0);
+                })
                 .onFailure().recoverWithUni(e -> {
                     LOG.warnf("recording %d placements together failed, binding one at a time: %s", placements.size(), e.toString());
                     return Multi.createFrom().iterable(placements).onItem().transformToUniAndConcatenate(p -> bind(p, gpuModelByNode))
