@@ -387,11 +387,15 @@ def cmd_nodes(argv):
         print_json(nodes)
         return
     used = allocated_gpus()
+    quarantined = quarantined_nodes()
     rows = []
     for n in nodes:
         free = "?" if used is None else max(0, n.get("gpus", 0) - len(used.get(n["name"], ())))
-        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), node_state(n)])
+        state = node_state(n) + (",QUARANTINED" if n["name"] in quarantined else "")
+        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), state])
     print_table(["NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE"], rows)
+    for name, reason in sorted(quarantined.items()):
+        print(f"{name}: quarantined by placement: {reason}", file=sys.stderr)
 
 
 def allocated_gpus():
@@ -405,6 +409,15 @@ def allocated_gpus():
     for a in allocations or []:
         used.setdefault(a.get("node"), set()).update(a.get("gpus") or [])
     return used
+
+
+def quarantined_nodes():
+    """node -> why placement left it out of scheduling (its state is inconsistent); empty when placement cannot tell."""
+    try:
+        _, entries = call("placement", "GET", "/v1/quarantined-nodes")
+    except Exit:
+        return {}
+    return {e.get("node"): e.get("reason") for e in entries or []}
 
 
 def node_state(n):

@@ -35,6 +35,8 @@ final class ExportedMetrics {
             "gantry_placement_whole_free_nodes",
             "gantry_placement_pending_jobs",
             "gantry_placement_oldest_pending_seconds",
+            "gantry_placement_quarantined_nodes",
+            "gantry_placement_fenced_writes_total",
             // admission-service (JobStateGauges)
             "gantry_admission_jobs",
             // every service (ProcessedEvents)

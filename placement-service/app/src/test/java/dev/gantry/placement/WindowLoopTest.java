@@ -162,6 +162,53 @@ class WindowLoopTest {
     }
 
     @Test
+    void aNodeShrunkUnderItsJobsIsQuarantinedAndTheOthersGoOnScheduling() throws Exception {
+        UUID running = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(running, 1, 3, 1_000_000)); // 3 GPUs of one NVLink island, for hours
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, running) == 1);
+        String shrunk = db.queryString("select node from allocation where job_id = ?::uuid", running.toString());
+        String other = shrunk.equals("h100-a") ? "h100-b" : "h100-a";
+
+        // the cluster file now says the node has 2 GPUs, but the job holds 3 of them (one index is past the end)
+        NodeInfo full = node(shrunk);
+        NodeInfo two = new NodeInfo(shrunk, MODEL, 2, List.of(List.of(0, 1)), List.of(), false, full.cpuMillis(), full.memoryMiB(),
+                full.topology(), null, Map.of(), full.taints(), true, NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, shrunk, new NodeChanged(System.nanoTime(), two)));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryString("select info from node where name = ?", shrunk).contains("\"gpus\":2"));
+
+        UUID unrelated = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(job(unrelated, 1, 4, 1_000_000)); // fits only on the other node
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, unrelated) == 1);
+        assertThat(db.queryString("select node from allocation where job_id = ?::uuid", unrelated.toString())).isEqualTo(other);
+        io.restassured.RestAssured.given().when().get("/v1/quarantined-nodes").then().statusCode(200)
+                .body("node", org.hamcrest.Matchers.contains(shrunk))
+                .body("[0].reason", org.hamcrest.Matchers.containsString("is not on node " + shrunk));
+        io.restassured.RestAssured.given().when().get("/q/metrics").then().statusCode(200)
+                .body(org.hamcrest.Matchers.containsString("gantry_placement_quarantined_nodes 1.0"));
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", running.toString()))
+                .as("the job on the quarantined node keeps running where it is").isEqualTo(1);
+
+        try (TestNats nats = TestNats.connect(natsUrl)) { // mended: back in scheduling
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, shrunk, new NodeChanged(System.nanoTime(), node(shrunk))));
+        }
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> io.restassured.RestAssured.given().when().get("/v1/quarantined-nodes")
+                .then().statusCode(200).body("size()", org.hamcrest.Matchers.equalTo(0)));
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : List.of(running, unrelated)) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "window-loop-test", "bob", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from allocation where job_id in (?::uuid, ?::uuid)",
+                running.toString(), unrelated.toString()) == 0);
+    }
+
+    @Test
     void oversizedGangStaysPendingUntilCancelled() throws Exception {
         UUID jobId = UUID.randomUUID();
         String id = jobId.toString();

@@ -2,6 +2,7 @@ package dev.gantry.placement.rest;
 
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
+import dev.gantry.placement.window.NodeQuarantine;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
@@ -12,10 +13,23 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
-/** Read-only views of what placement holds: jobs waiting, GPUs allocated. */
+/** Read-only views of what placement holds: jobs waiting, GPUs allocated, nodes set aside. */
 @Path("/v1")
 @Produces(MediaType.APPLICATION_JSON)
 public class PlacementStateResource {
+
+    private final NodeQuarantine quarantine;
+
+    public PlacementStateResource(NodeQuarantine quarantine) {
+        this.quarantine = quarantine;
+    }
+
+    /** Nodes the last window left out because their state is inconsistent, with why and since when. */
+    @GET
+    @Path("/quarantined-nodes")
+    public List<NodeQuarantine.Entry> quarantined() {
+        return quarantine.current();
+    }
 
     public record PendingJobView(UUID jobId, String name, String queue, int priority, int totalGpus, Instant submittedAt) {
     }

@@ -64,6 +64,7 @@ public class WindowLoop {
     private final Outbox outbox;
     private final Vertx vertx;
     private final Leadership leadership;
+    private final NodeQuarantine quarantine;
     private final WindowMetrics metrics;
     private final Planner planner;
     /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
@@ -101,6 +102,7 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
+            NodeQuarantine quarantine,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
@@ -112,6 +114,7 @@ public class WindowLoop {
         this.vertx = vertx;
         this.leadership = leadership;
         this.metrics = metrics;
+        this.quarantine = quarantine;
         this.planner = Planners.byName(plannerName, arrivals);
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
@@ -148,6 +151,9 @@ public class WindowLoop {
             metrics.observeState(now, state);
             mark[0] = phase("gauges", mark[0], steps);
             if (state.waiting().isEmpty() || state.nodes().isEmpty()) {
+                if (quarantine.any()) { // nothing to plan, but a quarantined node may have been mended
+                    recheckQuarantine(now, state);
+                }
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
@@ -175,6 +181,19 @@ public class WindowLoop {
                         });
                     });
         });
+    }
+
+    /** With nothing to plan: which nodes are still inconsistent (as {@link #decide} would find them). */
+    private void recheckQuarantine(Instant now, State state) {
+        Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), state.shares());
+        List<Violation> violations = ScenarioValidator.validate(scenario).stream()
+                .filter(v -> !v.field().startsWith("queues")).toList();
+        if (violations.isEmpty()) {
+            quarantine.update(Map.of(), now);
+            return;
+        }
+        NodeQuarantine.blame(scenario, violations)
+                .ifPresent(blamed -> quarantine.update(NodeQuarantine.without(state, blamed).reasons(), now));
     }
 
     /** {@link #phase(String, long)}, and the step's time added to {@code steps}. */
@@ -464,9 +483,12 @@ public class WindowLoop {
             scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), waiting, shares);
             violations = ScenarioValidator.validate(scenario);
         }
+        Map<String, String> quarantinedNow = Map.of();
         if (!violations.isEmpty()) {
-            // a pending job the engine refuses waits out of the window; anything else skips the window
+            // a pending job the engine refuses waits out of the window; an inconsistent node is
+            // quarantined with the jobs on it (NodeQuarantine); anything else skips the window
             Set<Integer> badPending = new HashSet<>();
+            List<Violation> others = new ArrayList<>();
             for (Violation v : violations) {
                 Matcher m = PENDING_FIELD.matcher(v.field());
                 if (m.find()) {
@@ -475,11 +497,19 @@ public class WindowLoop {
                     refused.put(waiting.get(index).jobId(), "cannot be planned: " + v.field().replaceFirst("^pending\\[\\d+]\\.?", "")
                             + " " + v.message());
                     LOG.warnf("pending job %s left out of the window: %s: %s", scenario.pending().get(index).name(), v.field(), v.message());
+                } else {
+                    others.add(v);
                 }
             }
-            if (violations.stream().anyMatch(v -> !PENDING_FIELD.matcher(v.field()).find())) {
-                LOG.errorf("scenario refused by the engine, window skipped: %s", violations);
-                return new Decision(scenario, null, Map.of());
+            if (!others.isEmpty()) {
+                Optional<Map<String, String>> blamed = NodeQuarantine.blame(scenario, others);
+                if (blamed.isEmpty()) {
+                    LOG.errorf("scenario refused by the engine, window skipped: %s", violations);
+                    return new Decision(scenario, null, Map.of());
+                }
+                NodeQuarantine.Result without = NodeQuarantine.without(state, blamed.get());
+                state = without.state();
+                quarantinedNow = without.reasons();
             }
             List<ScenarioBuilder.Waiting> kept = new ArrayList<>();
             for (int i = 0; i < waiting.size(); i++) {
@@ -488,9 +518,20 @@ public class WindowLoop {
                 }
             }
             scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), kept, shares);
+            quarantine.update(quarantinedNow, now);
+            if (!quarantinedNow.isEmpty()) {
+                List<Violation> still = ScenarioValidator.validate(scenario);
+                if (!still.isEmpty()) {
+                    LOG.errorf("scenario refused by the engine even without the quarantined nodes %s, window skipped: %s",
+                            quarantinedNow.keySet(), still);
+                    return new Decision(scenario, null, refused);
+                }
+            }
             if (kept.isEmpty()) {
                 return new Decision(scenario, null, refused);
             }
+        } else {
+            quarantine.update(quarantinedNow, now);
         }
         long solveStart = System.nanoTime();
         metrics.observePhase(step + "build", solveStart - buildStart);
