@@ -107,6 +107,12 @@ class QuotaRefusalTest {
                 .when().post("/v1/jobs").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body(containsString("taskGroups[0].cpuMillis"));
+        String topPriority = JobSubmissionTest.VALID_JOB.replace("\"priority\": 1000", "\"priority\": 2147483647");
+        assertThat(topPriority).contains("2147483647");
+        given().auth().oauth2(Tokens.of("bob", "vision")).contentType(ContentType.JSON).body(topPriority)
+                .when().post("/v1/jobs").then().statusCode(400)
+                .contentType(startsWith("application/problem+json"))
+                .body(containsString("priority"));
         assertThat(checks.get()).as("quota never saw them").isEqualTo(checksBefore);
     }
 }

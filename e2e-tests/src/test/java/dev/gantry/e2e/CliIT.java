@@ -44,7 +44,8 @@ class CliIT {
                 .when().post("/v1/cluster:apply")
                 .then().statusCode(200);
         given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
-                .body("{\"capability\": {\"gpus\": 16}, \"guarantee\": {\"gpus\": 4}, \"members\": {\"teams\": [\"vision\"]}}")
+                .body("{\"capability\": {\"gpus\": 16}, \"guarantee\": {\"gpus\": 4}, \"members\": {\"teams\": [\"vision\"]},"
+                        + " \"limits\": {\"maxPriority\": 100}}")
                 .when().put("/v1/queues/cli-normal")
                 .then().statusCode(200);
     }

@@ -16,10 +16,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 @ExtendWith(RunningGantry.class)
 class GantryFlowIT {
 
-    /** The vision team's queue, capped at 16 GPUs, open to the team only. */
+    /** The vision team's queue, capped at 16 GPUs, open to the team only; its jobs may ask for priorities up to 1000. */
     private static void visionQueue() {
         given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
-                .body("{\"capability\": {\"gpus\": 16}, \"members\": {\"teams\": [\"vision\"]}}")
+                .body("{\"capability\": {\"gpus\": 16}, \"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}")
                 .when().put("/v1/queues/normal")
                 .then().statusCode(200);
     }

@@ -52,7 +52,7 @@ class SchedulingScenarioIT {
                 .when().put("/v1/priority-classes/high-priority").then().statusCode(200);
         for (String queue : List.of("normal", "batch", "big")) {
             given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
-                    .body("{\"members\": {\"teams\": [\"vision\"]}}")
+                    .body("{\"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}") // its jobs may ask up to 1000
                     .when().put("/v1/queues/" + queue).then().statusCode(200);
         }
         given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)

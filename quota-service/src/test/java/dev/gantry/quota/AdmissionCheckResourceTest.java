@@ -65,6 +65,23 @@ class AdmissionCheckResourceTest {
     }
 
     @Test
+    void priorityIsTheQueuesUnlessTheQueueLetsTheJobAskForMore() {
+        put("/v1/queues/adm-prio-team", "{\"parent\": \"adm-org\", \"limits\": {\"defaultPriority\": 40, \"maxPriority\": 300}}");
+        String base = "{\"user\": \"alice\", \"team\": \"ml\", \"queue\": \"adm-prio-team\", \"resources\": {\"gpus\": 1}";
+        check(base + "}").statusCode(200).body("allowed", equalTo(true)).body("priority", equalTo(40));
+        check(base + ", \"priority\": 300}").statusCode(200).body("allowed", equalTo(true)).body("priority", equalTo(300));
+        rejected(base + ", \"priority\": 301}", "PriorityAboveLimit", "the job asks for priority 301; queue 'adm-prio-team' allows at most 300");
+        rejected(base + ", \"priorityClass\": \"adm-prio\"}", "PriorityAboveLimit",
+                "the job asks for priority 500; queue 'adm-prio-team' (priority class 'adm-prio') allows at most 300");
+        // a queue that sets nothing: a number may not rise above its default (0 here), as on a fresh install
+        rejected(job("alice", "ml", "adm-team", 1, "").replace("\"queue\"", "\"priority\": 2147483, \"queue\""), "PriorityAboveLimit",
+                "the job asks for priority 2147483; queue 'adm-team' sets no maxPriority, so its default priority allows at most 0");
+        check(base + ", \"priority\": 2147483647}").statusCode(400);
+        given().contentType(ContentType.JSON).body("{\"limits\": {\"maxPriority\": 2147483647}}").when().put("/v1/queues/adm-wild")
+                .then().statusCode(400);
+    }
+
+    @Test
     void everyRejectionIsAnAnswerWithATypedReason() {
         rejected(job("alice", "ml", "adm-nowhere", 1, ""), "QueueNotFound", "there is no queue named 'adm-nowhere'");
         rejected(job("alice", "ml", "adm-org", 1, ""), "NotLeafQueue", "jobs go to leaf queues; 'adm-org' has child queues adm-closed, adm-team");

@@ -44,6 +44,8 @@ public record JobSpec(
     /** 1 PiB for one pod, as above. */
     public static final long MAX_MEMORY_MIB_PER_POD = 1L << 30;
     public static final long MAX_RUNTIME_SECONDS = 365L * 24 * 3600;
+    /** As Kubernetes' user PriorityClass values (larger ones are reserved for the system). */
+    public static final int MAX_PRIORITY = 1_000_000_000;
     public static final int MAX_GRACE_SECONDS = 24 * 3600;
     static final Set<String> GPU_TOPOLOGIES = Set.of("nvlink", "numa", "any");
     static final Set<String> NETWORK_LEVELS = Set.of("any", "node", "leaf", "spine", "zone");
@@ -101,6 +103,10 @@ public record JobSpec(
         }
         if (taskGroups.size() > MAX_PODS) {
             errors.add(new FieldViolation("taskGroups", "a job has at most " + MAX_PODS + " task groups"));
+        }
+        if (priority < -MAX_PRIORITY || priority > MAX_PRIORITY) {
+            errors.add(new FieldViolation("priority", "must be " + -MAX_PRIORITY + ".." + MAX_PRIORITY
+                    + " (0: the queue's default; above it only as the queue allows)"));
         }
         if (estimatedRuntimeSeconds != null && (estimatedRuntimeSeconds < 1 || estimatedRuntimeSeconds > MAX_RUNTIME_SECONDS)) {
             errors.add(new FieldViolation("estimatedRuntimeSeconds", "must be 1.." + MAX_RUNTIME_SECONDS + " (a year)"));

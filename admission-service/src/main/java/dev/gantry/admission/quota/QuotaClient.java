@@ -14,7 +14,9 @@ import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 @RegisterRestClient(configKey = "quota")
 public interface QuotaClient {
 
-    record CheckRequest(String user, String team, Set<String> teams, String queue, Resources resources, String priorityClass) {
+    /** {@code priority}: the number the job asks for, null when it names none (0). */
+    record CheckRequest(String user, String team, Set<String> teams, String queue, Resources resources, String priorityClass,
+            Integer priority) {
     }
 
     record Resources(int gpus, String gpuModel, long cpuMillis, long memoryMiB) {

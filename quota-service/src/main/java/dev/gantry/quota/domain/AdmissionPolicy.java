@@ -12,11 +12,20 @@ import java.util.Set;
  */
 public final class AdmissionPolicy {
 
-    /** The job as admission sees it. {@code gpuModel} and {@code priorityClass} may be null. */
+    /**
+     * The job as admission sees it. {@code gpuModel} and {@code priorityClass} may be null;
+     * {@code priority} is the number the job asks for, null (or 0) when it asks for none.
+     */
     public record Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
-            String priorityClass) {
+            String priorityClass, Integer priority) {
         public Request {
             teams = teams == null ? List.of() : List.copyOf(teams);
+            priority = priority != null && priority == 0 ? null : priority;
+        }
+
+        public Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
+                String priorityClass) {
+            this(user, teams, queue, gpus, gpuModel, cpuMillis, memoryMiB, priorityClass, null);
         }
     }
 
@@ -33,8 +42,11 @@ public final class AdmissionPolicy {
     public sealed interface Decision {
     }
 
-    /** Admitted; the resolved priority class (the default when none was named), if any. */
-    public record Allowed(PriorityClassSpec priorityClass) implements Decision {
+    /**
+     * Admitted, with the priority the job runs at: its class's value, else the number it asked for,
+     * else its queue's default; and the class that gave it (the default class when none was named), if any.
+     */
+    public record Allowed(PriorityClassSpec priorityClass, int priority) implements Decision {
     }
 
     public record Rejected(Rejection rejection) implements Decision {
@@ -51,6 +63,8 @@ public final class AdmissionPolicy {
             AdmissionPolicy::queueOpen,
             AdmissionPolicy::member,
             AdmissionPolicy::priorityClassKnown,
+            AdmissionPolicy::priorityClassAllowed,
+            AdmissionPolicy::priorityWithinLimit,
             AdmissionPolicy::jobLimit,
             AdmissionPolicy::queueCapability,
             AdmissionPolicy::teamLimit,
@@ -66,7 +80,68 @@ public final class AdmissionPolicy {
                 return new Rejected(rejection.get());
             }
         }
-        return new Allowed(resolvePriorityClass(request, context).orElse(null));
+        PriorityClassSpec priorityClass = resolvePriorityClass(request, context).orElse(null);
+        return new Allowed(priorityClass, priority(request, context, priorityClass));
+    }
+
+    /** Its class's value, else the number it asked for, else its queue's default. */
+    private static int priority(Request request, Context context, PriorityClassSpec priorityClass) {
+        if (request.priorityClass() != null && priorityClass != null) {
+            return priorityClass.value();
+        }
+        if (request.priority() != null) {
+            return request.priority();
+        }
+        return queueDefaultPriority(request.queue(), context)
+                .orElse(priorityClass != null ? priorityClass.value() : 0);
+    }
+
+    /** The nearest {@code defaultPriority} on the queue's path to the root. */
+    private static Optional<Integer> queueDefaultPriority(String queue, Context context) {
+        return context.tree().pathToRoot(queue).stream().map(q -> q.limits().defaultPriority()).filter(java.util.Objects::nonNull).findFirst();
+    }
+
+    /** A class limited to some queues or teams is refused elsewhere. */
+    static Optional<Rejection> priorityClassAllowed(Request request, Context context) {
+        PriorityClassSpec named = request.priorityClass() == null ? null : context.priorityClasses().get(request.priorityClass());
+        if (named == null) {
+            return Optional.empty();
+        }
+        List<String> path = context.tree().pathToRoot(request.queue()).stream().map(QueueSpec::name).toList();
+        return named.allows(path, request.teams()) ? Optional.empty()
+                : Optional.of(new Rejection.PriorityClassNotAllowed(named.name(), request.queue(), named.queues(), named.teams()));
+    }
+
+    /**
+     * The nearest {@code maxPriority} on the queue's path caps what a job asks for, by number or by
+     * class; without one, a number may not exceed the queue's default (a job may lower its priority
+     * freely, raising it takes an admin: a class, or a queue limit).
+     */
+    static Optional<Rejection> priorityWithinLimit(Request request, Context context) {
+        Optional<QueueSpec> capping = context.tree().pathToRoot(request.queue()).stream()
+                .filter(q -> q.limits().maxPriority() != null).findFirst();
+        PriorityClassSpec named = request.priorityClass() == null ? null : context.priorityClasses().get(request.priorityClass());
+        if (named != null) {
+            return capping.filter(q -> named.value() > q.limits().maxPriority())
+                    .map(q -> new Rejection.PriorityAboveLimit(named.value(), q.limits().maxPriority(),
+                            "queue '" + q.name() + "' (priority class '" + named.name() + "')"));
+        }
+        if (request.priority() == null) {
+            return Optional.empty();
+        }
+        if (capping.isPresent()) {
+            int max = capping.get().limits().maxPriority();
+            return request.priority() > max
+                    ? Optional.of(new Rejection.PriorityAboveLimit(request.priority(), max, "queue '" + capping.get().name() + "'"))
+                    : Optional.empty();
+        }
+        PriorityClassSpec globalDefault = context.priorityClasses().values().stream().filter(PriorityClassSpec::globalDefault)
+                .findFirst().orElse(null);
+        int ceiling = queueDefaultPriority(request.queue(), context).orElse(globalDefault != null ? globalDefault.value() : 0);
+        return request.priority() > ceiling
+                ? Optional.of(new Rejection.PriorityAboveLimit(request.priority(), ceiling,
+                        "queue '" + request.queue() + "' sets no maxPriority, so its default priority"))
+                : Optional.empty();
     }
 
     private static Optional<PriorityClassSpec> resolvePriorityClass(Request request, Context context) {

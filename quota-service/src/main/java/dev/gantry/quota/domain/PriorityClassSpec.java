@@ -10,7 +10,13 @@ import java.util.List;
  * A named job priority, as Kubernetes' {@code PriorityClass}: its value (larger runs first), whether
  * its jobs may preempt lower ones, and whether it is the default for jobs that name none.
  */
-public record PriorityClassSpec(String name, int value, PreemptionPolicy preemptionPolicy, boolean globalDefault, String description) {
+public record PriorityClassSpec(String name, int value, PreemptionPolicy preemptionPolicy, boolean globalDefault, String description,
+        List<String> queues, List<String> teams) {
+
+    /** A class any queue and team may use. */
+    public PriorityClassSpec(String name, int value, PreemptionPolicy preemptionPolicy, boolean globalDefault, String description) {
+        this(name, value, preemptionPolicy, globalDefault, description, List.of(), List.of());
+    }
 
     public enum PreemptionPolicy { PreemptLowerPriority, Never }
 
@@ -19,11 +25,23 @@ public record PriorityClassSpec(String name, int value, PreemptionPolicy preempt
 
     public PriorityClassSpec {
         preemptionPolicy = preemptionPolicy == null ? PreemptionPolicy.PreemptLowerPriority : preemptionPolicy;
+        queues = queues == null ? List.of() : List.copyOf(queues);
+        teams = teams == null ? List.of() : List.copyOf(teams);
+    }
+
+    /** Whether a job of these teams may use the class in a queue with this path to the root (empty lists: anyone, anywhere). */
+    public boolean allows(List<String> queuePathToRoot, List<String> jobTeams) {
+        boolean queueAllowed = queues.isEmpty() || queuePathToRoot.stream().anyMatch(queues::contains);
+        boolean teamAllowed = teams.isEmpty() || jobTeams.stream().anyMatch(teams::contains);
+        return queueAllowed && teamAllowed;
     }
 
     public List<FieldViolation> violations() {
         List<FieldViolation> errors = new ArrayList<>();
         DnsName.check(errors, "name", name);
+        if (value < -MAX_USER_VALUE) {
+            errors.add(new FieldViolation("value", "must be at least " + -MAX_USER_VALUE));
+        }
         if (value > MAX_USER_VALUE) {
             errors.add(new FieldViolation("value", "must be at most " + MAX_USER_VALUE + " (larger values are reserved for system classes)"));
         }

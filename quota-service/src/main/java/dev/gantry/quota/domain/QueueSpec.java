@@ -38,9 +38,17 @@ public record QueueSpec(String name, String parent, int weight, ResourceAmounts 
      * Admission limits, null meaning none: {@code maxRunningGpus} caps the GPUs running in this
      * queue's subtree (the team's ResourceQuota); {@code maxGpusPerJob} and
      * {@code maxPendingJobsPerUser} apply to every user of the subtree (a LimitRange).
+     * {@code defaultPriority} is the priority of a job that names none (the nearest on the path to
+     * the root decides; none: the default priority class, else 0); {@code maxPriority} caps what a
+     * job may ask for, as a number or through its class (none: a number may not exceed the default).
      */
-    public record QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser) {
-        public static final QueueLimits NONE = new QueueLimits(null, null, null);
+    public record QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser, Integer defaultPriority,
+            Integer maxPriority) {
+        public static final QueueLimits NONE = new QueueLimits(null, null, null, null, null);
+
+        public QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser) {
+            this(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, null, null);
+        }
     }
 
     public QueueSpec {
@@ -66,6 +74,11 @@ public record QueueSpec(String name, String parent, int weight, ResourceAmounts 
             if (parent.equals(name)) {
                 errors.add(new FieldViolation("parent", "a queue cannot be its own parent"));
             }
+        }
+        priorityInRange(errors, "limits.defaultPriority", limits.defaultPriority());
+        priorityInRange(errors, "limits.maxPriority", limits.maxPriority());
+        if (limits.defaultPriority() != null && limits.maxPriority() != null && limits.defaultPriority() > limits.maxPriority()) {
+            errors.add(new FieldViolation("limits.defaultPriority", "must not be above limits.maxPriority (" + limits.maxPriority() + ")"));
         }
         if (weight <= 0) {
             errors.add(new FieldViolation("weight", "must be greater than 0"));
@@ -145,5 +158,12 @@ public record QueueSpec(String name, String parent, int weight, ResourceAmounts 
                 errors.add(new FieldViolation(prefix + ".gpusByModel." + model, "must be 0 or more"));
             }
         });
+    }
+
+    private static void priorityInRange(List<FieldViolation> errors, String field, Integer value) {
+        int bound = PriorityClassSpec.MAX_USER_VALUE;
+        if (value != null && (value < -bound || value > bound)) {
+            errors.add(new FieldViolation(field, "must be " + -bound + ".." + bound));
+        }
     }
 }

@@ -50,6 +50,23 @@ public sealed interface Rejection {
         }
     }
 
+    /** The class exists but may not be used by this job's teams in this queue. */
+    record PriorityClassNotAllowed(String priorityClass, String queue, List<String> allowedQueues, List<String> allowedTeams)
+            implements Rejection {
+        public String message() {
+            String where = allowedQueues.isEmpty() ? "" : " in queues " + String.join(", ", allowedQueues) + " (and below)";
+            String who = allowedTeams.isEmpty() ? "" : (where.isEmpty() ? "" : " and") + " by teams " + String.join(", ", allowedTeams);
+            return "priority class '" + priorityClass + "' may be used only" + where + who + "; not for this job in queue '" + queue + "'";
+        }
+    }
+
+    /** The job asks for a higher priority than its queue lets it ({@code source} names the limit). */
+    record PriorityAboveLimit(int priority, int limit, String source) implements Rejection {
+        public String message() {
+            return String.format(Locale.ROOT, "the job asks for priority %d; %s allows at most %d", priority, source, limit);
+        }
+    }
+
     /** The job alone asks for more than a per-job limit allows ({@code source} names the limit). */
     record ExceedsJobLimit(int requestedGpus, int maxGpusPerJob, String source) implements Rejection {
         public String message() {

@@ -29,11 +29,20 @@ public class PriorityClassEntity extends PanacheEntityBase {
 
     public String description;
 
+    /** JSON list of the queues whose subtrees may use the class; null or empty: all. */
+    @Column(name = "allowed_queues", columnDefinition = "text")
+    public String allowedQueues;
+
+    /** JSON list of the teams that may use the class; null or empty: all. */
+    @Column(name = "allowed_teams", columnDefinition = "text")
+    public String allowedTeams;
+
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 
     public PriorityClassSpec toSpec() {
-        return new PriorityClassSpec(name, value, preemptionPolicy, globalDefault, description);
+        return new PriorityClassSpec(name, value, preemptionPolicy, globalDefault, description, QueueEntity.readList(allowedQueues),
+                QueueEntity.readList(allowedTeams));
     }
 
     public void apply(PriorityClassSpec spec) {
@@ -42,6 +51,8 @@ public class PriorityClassEntity extends PanacheEntityBase {
         preemptionPolicy = spec.preemptionPolicy();
         globalDefault = spec.globalDefault();
         description = spec.description();
+        allowedQueues = QueueEntity.write(spec.queues());
+        allowedTeams = QueueEntity.write(spec.teams());
         updatedAt = Instant.now();
     }
 }

@@ -80,6 +80,12 @@ public class QueueEntity extends PanacheEntityBase {
     @Column(name = "max_pending_jobs_per_user")
     public Integer maxPendingJobsPerUser;
 
+    @Column(name = "default_priority")
+    public Integer defaultPriority;
+
+    @Column(name = "max_priority")
+    public Integer maxPriority;
+
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 
@@ -88,7 +94,7 @@ public class QueueEntity extends PanacheEntityBase {
                 new ResourceAmounts(guaranteeGpus, guaranteeCpuMillis, guaranteeMemoryMiB, readMap(guaranteeGpusByModel)),
                 new ResourceLimits(capabilityGpus, capabilityCpuMillis, capabilityMemoryMiB, readMap(capabilityGpusByModel)),
                 reclaimable, state, new QueueSpec.Members(readList(memberUsers), readList(memberTeams)),
-                new QueueSpec.QueueLimits(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser));
+                new QueueSpec.QueueLimits(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, defaultPriority, maxPriority));
     }
 
     public void apply(QueueSpec spec) {
@@ -110,6 +116,8 @@ public class QueueEntity extends PanacheEntityBase {
         maxRunningGpus = spec.limits().maxRunningGpus();
         maxGpusPerJob = spec.limits().maxGpusPerJob();
         maxPendingJobsPerUser = spec.limits().maxPendingJobsPerUser();
+        defaultPriority = spec.limits().defaultPriority();
+        maxPriority = spec.limits().maxPriority();
         updatedAt = Instant.now();
     }
 
@@ -121,7 +129,7 @@ public class QueueEntity extends PanacheEntityBase {
         }
     }
 
-    private static List<String> readList(String json) {
+    static List<String> readList(String json) {
         try {
             return json == null ? List.of() : JSON.readValue(json, new TypeReference<List<String>>() { });
         } catch (JsonProcessingException e) {
@@ -129,7 +137,7 @@ public class QueueEntity extends PanacheEntityBase {
         }
     }
 
-    private static String write(Object value) {
+    static String write(Object value) {
         try {
             return JSON.writeValueAsString(value);
         } catch (JsonProcessingException e) {

@@ -13,6 +13,8 @@ import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
@@ -50,7 +52,8 @@ public class AdmissionCheckResource {
 
     /** {@code team} and {@code teams} are merged: the user's teams, for queue membership. */
     public record AdmissionCheckRequest(@NotBlank String user, String team, List<@NotNull String> teams, @NotBlank String queue,
-            @Valid @NotNull JobResources resources, String priorityClass) {
+            @Valid @NotNull JobResources resources, String priorityClass,
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer priority) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -69,7 +72,7 @@ public class AdmissionCheckResource {
         }
         JobResources r = body.resources();
         AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
-                r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass());
+                r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority());
         return Panache.withSession(() -> store.allQueues()
                 .chain(queues -> store.allPriorityClasses()
                         .chain(classes -> UserLimitEntity.<UserLimitEntity>findById(body.user())
@@ -94,7 +97,7 @@ public class AdmissionCheckResource {
             case AdmissionPolicy.Allowed allowed -> {
                 registry.counter("gantry.quota.admission.checks", "outcome", "allowed").increment();
                 PriorityClassSpec pc = allowed.priorityClass();
-                yield new AdmissionCheckResponse(true, null, null, pc == null ? null : pc.name(), pc == null ? null : pc.value(),
+                yield new AdmissionCheckResponse(true, null, null, pc == null ? null : pc.name(), allowed.priority(),
                         pc == null ? null : pc.preemptionPolicy().name());
             }
             case AdmissionPolicy.Rejected rejected -> {

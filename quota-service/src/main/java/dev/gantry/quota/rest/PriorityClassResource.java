@@ -29,9 +29,12 @@ public class PriorityClassResource {
     @Inject
     QuotaStore store;
 
-    /** Body of {@code PUT /v1/priority-classes/{name}}; preemptionPolicy defaults to PreemptLowerPriority. */
+    /**
+     * Body of {@code PUT /v1/priority-classes/{name}}; preemptionPolicy defaults to PreemptLowerPriority.
+     * {@code queues} (and their subtrees) and {@code teams} limit who may use the class; empty: anyone.
+     */
     public record PriorityClassRequest(@NotNull Integer value, PriorityClassSpec.PreemptionPolicy preemptionPolicy, Boolean globalDefault,
-            String description) {
+            String description, List<@NotNull String> queues, List<@NotNull String> teams) {
     }
 
     @PUT
@@ -39,7 +42,7 @@ public class PriorityClassResource {
     @Consumes(MediaType.APPLICATION_JSON)
     public Uni<PriorityClassSpec> put(@PathParam("name") String name, @Valid @NotNull PriorityClassRequest request) {
         PriorityClassSpec spec = new PriorityClassSpec(name, request.value(), request.preemptionPolicy(),
-                Boolean.TRUE.equals(request.globalDefault()), request.description());
+                Boolean.TRUE.equals(request.globalDefault()), request.description(), request.queues(), request.teams());
         return Panache.withTransaction(() -> store.saveAll(List.of(), List.of(spec), q -> "", c -> "")).replaceWith(spec);
     }
 

@@ -1,6 +1,7 @@
 package dev.gantry.quota.rest;
 
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.ResourceAmounts;
 import dev.gantry.quota.domain.ResourceLimits;
@@ -11,6 +12,8 @@ import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.PositiveOrZero;
@@ -54,7 +57,9 @@ public class QueueResource {
     }
 
     public record LimitsRequest(@PositiveOrZero Integer maxRunningGpus, @PositiveOrZero Integer maxGpusPerJob,
-            @PositiveOrZero Integer maxPendingJobsPerUser) {
+            @PositiveOrZero Integer maxPendingJobsPerUser,
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer defaultPriority,
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer maxPriority) {
     }
 
     /**
@@ -73,7 +78,8 @@ public class QueueResource {
                     reclaimable == null || reclaimable, state == null ? QueueSpec.QueueState.OPEN : state,
                     members == null ? QueueSpec.Members.ANYONE : new QueueSpec.Members(members.users(), members.teams()),
                     limits == null ? QueueSpec.QueueLimits.NONE
-                            : new QueueSpec.QueueLimits(limits.maxRunningGpus(), limits.maxGpusPerJob(), limits.maxPendingJobsPerUser()));
+                            : new QueueSpec.QueueLimits(limits.maxRunningGpus(), limits.maxGpusPerJob(), limits.maxPendingJobsPerUser(),
+                                    limits.defaultPriority(), limits.maxPriority()));
         }
     }
 
