@@ -5,6 +5,16 @@
 
   const liveState = document.getElementById('live-state');
 
+  // The anti-forgery token (cookie gantry_csrf, readable by this origin only): sent with every request that
+  // changes something, and put into the forms that post (log out), so a page of another site cannot act for us.
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)gantry_csrf=([^;]*)/);
+    return match ? decodeURIComponent(match[1]) : '';
+  }
+  document.querySelectorAll('form[method="post"] input[name="csrf"]').forEach(function (input) {
+    if (!input.value) input.value = csrfToken();
+  });
+
   function say(text) { if (liveState) liveState.textContent = text; }
 
   // Re-render the #live part of this page from the server, keeping focus where it was if possible.
@@ -73,7 +83,7 @@
   async function submit(body, contentType) {
     const response = await fetch('/v1/jobs', {
       method: 'POST', credentials: 'same-origin',
-      headers: { 'Content-Type': contentType, Accept: 'application/json' }, body: body });
+      headers: { 'Content-Type': contentType, Accept: 'application/json', 'X-Gantry-CSRF': csrfToken() }, body: body });
     if (response.ok) {
       const job = await response.json();
       message('Submitted ' + job.name + ' (' + job.id + ') to queue ' + job.queue + '.', true);
@@ -120,7 +130,7 @@
       if (!window.confirm('Cancel job ' + name + '?')) return;
       button.disabled = true;
       const response = await fetch('/v1/jobs/' + encodeURIComponent(button.dataset.cancel), {
-        method: 'DELETE', credentials: 'same-origin', headers: { Accept: 'application/json' } });
+        method: 'DELETE', credentials: 'same-origin', headers: { Accept: 'application/json', 'X-Gantry-CSRF': csrfToken() } });
       if (response.ok) {
         message('Cancelled ' + name + '.', true);
       } else {

@@ -20,9 +20,11 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.NewCookie;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -50,7 +52,7 @@ public class ConsoleResource {
 
     @CheckedTemplate(basePath = "console")
     static class Templates {
-        static native TemplateInstance login(String error);
+        static native TemplateInstance login(String error, String csrf);
 
         static native TemplateInstance cluster(Viewer viewer, ClusterMap map, String problem);
 
@@ -78,6 +80,27 @@ public class ConsoleResource {
     @ConfigProperty(name = "gantry.console.refresh-interval", defaultValue = "2s")
     Duration refreshInterval;
 
+    /** Cookies with the Secure flag: always when true, else when the request came over HTTPS (itself or through a proxy). */
+    @ConfigProperty(name = "gantry.console.secure-cookies", defaultValue = "false")
+    boolean secureCookies;
+
+    @jakarta.ws.rs.core.Context
+    HttpHeaders headers;
+
+    @jakarta.ws.rs.core.Context
+    UriInfo uri;
+
+    private boolean secure() {
+        return secureCookies || "https".equalsIgnoreCase(uri.getRequestUri().getScheme())
+                || "https".equalsIgnoreCase(headers.getHeaderString("X-Forwarded-Proto"));
+    }
+
+    /** The login page with a fresh anti-forgery token in its form and its cookie. */
+    private Response loginPage(int status, String error) {
+        String csrf = ConsoleCsrf.newToken();
+        return Response.status(status).entity(Templates.login(error, csrf)).cookie(ConsoleCsrf.cookie(csrf, secure())).build();
+    }
+
     @GET
     public Response home() {
         return redirect(loggedIn() ? "/cluster" : "/login");
@@ -85,39 +108,47 @@ public class ConsoleResource {
 
     @GET
     @Path("login")
-    public TemplateInstance loginPage(@QueryParam("expired") String expired) {
-        return Templates.login(expired == null ? null : "Your session has ended; log in again.");
+    public Response loginPage(@QueryParam("expired") String expired) {
+        return loginPage(200, expired == null ? null : "Your session has ended; log in again.");
     }
 
     /** Checks the token with the same verification as the API before keeping it: a bad one is 401 and not stored. */
     @POST
     @Path("login")
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response login(@FormParam("token") String raw) {
+    public Response login(@FormParam("token") String raw, @FormParam(ConsoleCsrf.FIELD) String csrf) {
+        if (!ConsoleCsrf.matches(headers.getCookies().get(ConsoleCsrf.COOKIE), csrf)) {
+            // a login form posted from another site (login CSRF: the victim would work in the attacker's session)
+            return loginPage(403, "This login form has expired or did not come from this console; log in again.");
+        }
         String text = raw == null ? "" : raw.strip();
         if (text.regionMatches(true, 0, "Bearer ", 0, 7)) {
             text = text.substring(7).strip();
         }
         if (text.isEmpty()) {
-            return Response.status(400).entity(Templates.login("Paste a token: bin/gantry token USER --team TEAM")).build();
+            return loginPage(400, "Paste a token: bin/gantry token USER --team TEAM");
         }
         JsonWebToken parsed;
         try {
             parsed = parser.parse(text);
         } catch (ParseException e) {
-            return Response.status(401).entity(Templates.login("That token was not accepted: it is malformed, expired or not signed "
-                    + "with this cluster's key.")).build();
+            return loginPage(401, "That token was not accepted: it is malformed, expired or not signed with this cluster's key.");
         }
         long maxAge = Math.max(1, parsed.getExpirationTime() - System.currentTimeMillis() / 1000);
         // the cookie lives as long as the token, so an expired token is never sent
-        NewCookie cookie = new NewCookie.Builder(COOKIE).value(text).path("/").httpOnly(true)
+        NewCookie cookie = new NewCookie.Builder(COOKIE).value(text).path("/").httpOnly(true).secure(secure())
                 .sameSite(NewCookie.SameSite.STRICT).maxAge((int) Math.min(Integer.MAX_VALUE, maxAge)).build();
-        return Response.seeOther(URI.create("/cluster")).cookie(cookie).build();
+        // a new session gets a new anti-forgery token
+        return Response.seeOther(URI.create("/cluster")).cookie(cookie, ConsoleCsrf.cookie(ConsoleCsrf.newToken(), secure())).build();
     }
 
     @POST
     @Path("logout")
-    public Response logout() {
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response logout(@FormParam(ConsoleCsrf.FIELD) String csrf) {
+        if (!ConsoleCsrf.matches(headers.getCookies().get(ConsoleCsrf.COOKIE), csrf)) {
+            return Response.status(403).entity(Templates.login("Not logged out: the request did not come from this console.", null)).build();
+        }
         return Response.seeOther(URI.create("/login")).cookie(expiredCookie()).build();
     }
 

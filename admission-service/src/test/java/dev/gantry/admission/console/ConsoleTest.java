@@ -25,6 +25,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -81,33 +82,86 @@ class ConsoleTest {
                 .body(containsString("bin/gantry token USER --team TEAM"));
     }
 
+    /** The anti-forgery token the login page hands out (its cookie; the form carries the same value). */
+    private static String csrf() {
+        Response page = given().when().get("/login");
+        String value = page.getCookie(ConsoleCsrf.COOKIE);
+        assertThat(value).isNotBlank();
+        assertThat(page.body().asString()).contains("name=\"csrf\" value=\"" + value + "\"");
+        return value;
+    }
+
+    private static Response postLogin(String token, String csrf) {
+        return given().redirects().follow(false).cookie(ConsoleCsrf.COOKIE, csrf).formParam("csrf", csrf).formParam("token", token)
+                .when().post("/login");
+    }
+
     @Test
     void loginRefusesABadTokenAndStoresNothing() {
         String forged = token("mallory", "vision").replaceFirst("\\.[^.]+$", ".c2lnbmF0dXJl");
         for (String bad : new String[] {"not-a-token", forged}) {
-            Response response = given().redirects().follow(false).formParam("token", bad).when().post("/login");
+            Response response = postLogin(bad, csrf());
             assertThat(response.statusCode()).isEqualTo(401);
             assertThat(response.body().asString()).contains("That token was not accepted");
-            assertThat(response.header("Set-Cookie")).isNull();
+            assertThat(response.getCookie(ConsoleResource.COOKIE)).isNull();
         }
-        given().redirects().follow(false).formParam("token", " ").when().post("/login").then().statusCode(400);
+        postLogin(" ", csrf()).then().statusCode(400);
+    }
+
+    @Test
+    void aLoginFormPostedFromAnotherSiteIsRefused() {
+        String token = token("mallory", "vision");
+        // no token at all, a token without its cookie, a token that does not match the cookie
+        for (Response forged : List.of(given().redirects().follow(false).formParam("token", token).when().post("/login"),
+                given().redirects().follow(false).formParam("csrf", "guess").formParam("token", token).when().post("/login"),
+                given().redirects().follow(false).cookie(ConsoleCsrf.COOKIE, csrf()).formParam("csrf", "guess").formParam("token", token)
+                        .when().post("/login"))) {
+            assertThat(forged.statusCode()).isEqualTo(403);
+            assertThat(forged.getCookie(ConsoleResource.COOKIE)).as("no session for the forger").isNull();
+        }
     }
 
     @Test
     void loginKeepsTheTokenInAnHttpOnlyCookieTheApiAccepts() {
         String token = token("alice", "vision");
-        Response login = given().redirects().follow(false).formParam("token", "Bearer " + token).when().post("/login");
+        Response login = postLogin("Bearer " + token, csrf());
         assertThat(login.statusCode()).isEqualTo(303);
         assertThat(login.header("Location")).endsWith("/cluster");
-        String cookie = login.header("Set-Cookie");
-        assertThat(cookie).startsWith(ConsoleResource.COOKIE + "=" + token).contains("HttpOnly").containsIgnoringCase("SameSite=Strict")
-                .containsPattern("Max-Age=(5\\d\\d|600)");
+        io.restassured.http.Cookie cookie = login.getDetailedCookie(ConsoleResource.COOKIE);
+        assertThat(cookie.getValue()).isEqualTo(token);
+        assertThat(cookie.isHttpOnly()).isTrue();
+        assertThat(cookie.getSameSite()).isEqualToIgnoringCase("Strict");
+        assertThat(cookie.isSecured()).as("served over plain HTTP").isFalse();
+        assertThat(cookie.getMaxAge()).isBetween(500L, 600L);
+        String csrf = login.getCookie(ConsoleCsrf.COOKIE);
+        assertThat(csrf).as("a new session, a new anti-forgery token").isNotBlank();
         // the API takes the cookie, and the Authorization header as before
         String id = submit(token, "cookie-visible", 1, 1);
         given().cookie(ConsoleResource.COOKIE, token).when().get("/v1/jobs/" + id).then().statusCode(200).body("owner", equalTo("alice"));
         given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200);
-        given().redirects().follow(false).cookie(ConsoleResource.COOKIE, token).when().post("/logout")
-                .then().statusCode(303).header("Set-Cookie", containsString("Max-Age=0"));
+        // what changes something, on the cookie alone, needs the anti-forgery header too: a page of another site cannot add it
+        given().cookie(ConsoleResource.COOKIE, token).when().delete("/v1/jobs/" + id).then().statusCode(403)
+                .contentType(containsString("application/problem+json"));
+        given().cookie(ConsoleResource.COOKIE, token).cookie(ConsoleCsrf.COOKIE, csrf).header(ConsoleCsrf.HEADER, "guess")
+                .when().delete("/v1/jobs/" + id).then().statusCode(403);
+        given().cookie(ConsoleResource.COOKIE, token).cookie(ConsoleCsrf.COOKIE, csrf).header(ConsoleCsrf.HEADER, csrf)
+                .when().delete("/v1/jobs/" + id).then().statusCode(200).body("state", equalTo("CANCELLED"));
+        given().redirects().follow(false).cookie(ConsoleResource.COOKIE, token).when().post("/logout").then().statusCode(403);
+        given().redirects().follow(false).cookie(ConsoleResource.COOKIE, token).cookie(ConsoleCsrf.COOKIE, csrf).formParam("csrf", csrf)
+                .when().post("/logout").then().statusCode(303).header("Set-Cookie", containsString("Max-Age=0"));
+    }
+
+    @Test
+    void behindATlsProxyTheCookiesAreSecureAndEveryPageRefusesFraming() {
+        Response login = given().redirects().follow(false).header("X-Forwarded-Proto", "https").cookie(ConsoleCsrf.COOKIE, "t0ken")
+                .formParam("csrf", "t0ken").formParam("token", token("alice", "vision")).when().post("/login");
+        assertThat(login.statusCode()).isEqualTo(303);
+        assertThat(login.getDetailedCookie(ConsoleResource.COOKIE).isSecured()).isTrue();
+        given().when().get("/login").then().statusCode(200)
+                .header("Content-Security-Policy", containsString("frame-ancestors 'none'"))
+                .header("Content-Security-Policy", containsString("script-src 'self'"))
+                .header("X-Frame-Options", "DENY")
+                .header("X-Content-Type-Options", "nosniff");
     }
 
     @Test
