@@ -1,15 +1,18 @@
 package dev.gantry.admission.quota;
 
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import java.util.Set;
+import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
 /** quota-service's admission check: may this user put this job in this queue? */
 @Path("/v1/admission-checks")
 @RegisterRestClient(configKey = "quota")
+@RegisterClientHeaders(ServiceTokenHeaders.class)
 public interface QuotaClient {
 
     record CheckRequest(String user, String team, Set<String> teams, String queue, Resources resources, String priorityClass) {

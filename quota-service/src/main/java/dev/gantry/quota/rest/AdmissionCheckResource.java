@@ -1,5 +1,7 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
@@ -59,6 +61,7 @@ public class AdmissionCheckResource {
     }
 
     @POST
+    @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
     public Uni<AdmissionCheckResponse> check(@Valid @NotNull AdmissionCheckRequest body) {
         List<String> teams = new ArrayList<>();
         if (body.team() != null && !body.team().isBlank()) {

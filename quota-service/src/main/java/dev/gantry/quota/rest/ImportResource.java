@@ -1,5 +1,7 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueSpec;
@@ -39,6 +41,7 @@ public class ImportResource {
 
     @POST
     @Consumes({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", MediaType.TEXT_PLAIN})
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<ImportResult> importManifests(String body) {
         ManifestReader.Manifests manifests;
         try {

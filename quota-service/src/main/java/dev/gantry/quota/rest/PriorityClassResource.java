@@ -1,5 +1,7 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.persistence.PriorityClassEntity;
 import dev.gantry.quota.service.QuotaStore;
@@ -37,6 +39,7 @@ public class PriorityClassResource {
     @PUT
     @Path("/{name}")
     @Consumes(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<PriorityClassSpec> put(@PathParam("name") String name, @Valid @NotNull PriorityClassRequest request) {
         PriorityClassSpec spec = new PriorityClassSpec(name, request.value(), request.preemptionPolicy(),
                 Boolean.TRUE.equals(request.globalDefault()), request.description());
@@ -45,6 +48,7 @@ public class PriorityClassResource {
 
     @GET
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<PriorityClassSpec> get(@PathParam("name") String name) {
         return Panache.withSession(() -> PriorityClassEntity.<PriorityClassEntity>findById(name))
                 .onItem().ifNull().failWith(() -> new NotFoundException("no priority class named " + name))
@@ -52,6 +56,7 @@ public class PriorityClassResource {
     }
 
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<PriorityClassSpec>> list() {
         return Panache.withSession(() -> PriorityClassEntity.<PriorityClassEntity>listAll())
                 .map(rows -> rows.stream().map(PriorityClassEntity::toSpec)
@@ -60,6 +65,7 @@ public class PriorityClassResource {
 
     @DELETE
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<Response> delete(@PathParam("name") String name) {
         return Panache.withTransaction(() -> PriorityClassEntity.deleteById(name))
                 .map(deleted -> {

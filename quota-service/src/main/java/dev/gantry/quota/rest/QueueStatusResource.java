@@ -1,5 +1,7 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.quota.domain.Amounts;
 import dev.gantry.quota.domain.FairShare;
 import dev.gantry.quota.domain.QueueSpec;
@@ -49,6 +51,7 @@ public class QueueStatusResource {
     }
 
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<QueueStatus> status(@PathParam("name") String name) {
         return fairShare.computeNow().map(c -> {
             QueueTree tree = new QueueTree(c.snapshot().queues());

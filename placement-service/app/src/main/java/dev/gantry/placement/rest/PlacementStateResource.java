@@ -1,5 +1,7 @@
 package dev.gantry.placement.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -25,6 +27,7 @@ public class PlacementStateResource {
 
     @GET
     @Path("/pending-jobs")
+    @RolesAllowed({GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<PendingJobView>> pending() {
         return Panache.withSession(() -> PendingJob.<PendingJob>find("order by priority desc, submittedAt").list())
                 .map(jobs -> jobs.stream()
@@ -34,6 +37,7 @@ public class PlacementStateResource {
 
     @GET
     @Path("/allocations")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<AllocationView>> allocations() {
         return Panache.withSession(() -> Allocation.<Allocation>find("order by node, id").list())
                 .map(rows -> rows.stream()

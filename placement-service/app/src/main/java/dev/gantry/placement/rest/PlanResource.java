@@ -1,5 +1,7 @@
 package dev.gantry.placement.rest;
 
+import dev.gantry.kit.security.GantryRoles;
+import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
 import dev.gantry.placement.engine.domain.Plan;
@@ -35,6 +37,7 @@ public class PlanResource {
     @Blocking // planning takes a core for up to the time limit: never on the event loop
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.ADMIN})
     public String plan(String scenarioJson,
             @QueryParam("planner") @DefaultValue(Planners.DEFAULT) String plannerName,
             @QueryParam("profile") @DefaultValue("fast") String profileName,
