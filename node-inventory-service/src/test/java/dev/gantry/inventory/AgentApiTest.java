@@ -85,14 +85,14 @@ class AgentApiTest {
         long version = version(db);
 
         put("agent-noop", DGX).statusCode(200);
-        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/agent-noop/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
+        given().auth().oauth2(TestTokens.agent("agent-noop")).when().post("/v1/nodes/agent-noop/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
         assertThat(events(db, "nodes.upserted", "agent-noop")).isEqualTo(events);
         assertThat(version(db)).isEqualTo(version);
 
         put("agent-noop", DGX.replace("\"lf1\"", "\"lf2\"")).statusCode(200).body("topology.leaf", equalTo("lf2"));
         assertThat(events(db, "nodes.upserted", "agent-noop")).isEqualTo(events + 1);
         assertThat(version(db)).isEqualTo(version + 1);
-        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/nobody/heartbeat").then().statusCode(404);
+        given().auth().oauth2(TestTokens.agent("nobody")).when().post("/v1/nodes/nobody/heartbeat").then().statusCode(404);
     }
 
     @Test
@@ -133,7 +133,7 @@ class AgentApiTest {
         assertThat(event).contains("\"health\":\"NOT_READY\"");
         given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(hasItem("agent-stale")));
 
-        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/agent-stale/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
+        given().auth().oauth2(TestTokens.agent("agent-stale")).when().post("/v1/nodes/agent-stale/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
         assertThat(events(db, "nodes.upserted", "agent-stale")).isEqualTo(events + 2);
     }
 
