@@ -113,15 +113,37 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
-    /** The test key pair admission verifies tokens with; {@link #token} signs with its private half. */
+    /** The test key pair every service verifies tokens with; {@link #token} signs with its private half. */
     static Path jwtDir() {
-        return Path.of(System.getProperty("gantry.root", "..")).resolve("admission-service/src/test/resources/jwt");
+        return Path.of(System.getProperty("gantry.root", "..")).resolve("test-support/src/main/resources/jwt");
     }
 
-    /** A bearer token minted by {@code bin/gantry token}, as users get theirs. */
+    /** A user's bearer token minted by {@code bin/gantry token}, as users get theirs. */
     public static String token(String user, String team) {
+        return mint(user, "--team", team);
+    }
+
+    private static String admin;
+
+    /** An admin's token ({@code bin/gantry token root --admin}): what changes quota, inventory and placement. */
+    public static synchronized String adminToken() {
+        if (admin == null) {
+            admin = mint("root", "--admin");
+        }
+        return admin;
+    }
+
+    /** The node agent's token for one node ({@code bin/gantry token agent --agent NODE}). */
+    public static String agentToken(String node) {
+        return mint("agent-" + node, "--agent", node);
+    }
+
+    /** Runs {@code bin/gantry token ARGS} with the test key pair; its one line of output is the token. */
+    static String mint(String... args) {
         Path root = Path.of(System.getProperty("gantry.root", ".."));
-        ProcessBuilder mint = new ProcessBuilder(root.resolve("bin/gantry").toString(), "token", user, "--team", team);
+        List<String> command = new ArrayList<>(List.of(root.resolve("bin/gantry").toString(), "token"));
+        command.addAll(List.of(args));
+        ProcessBuilder mint = new ProcessBuilder(command);
         mint.environment().put("GANTRY_JWT_DIR", jwtDir().toString());
         try {
             Process process = mint.start();
@@ -139,8 +161,11 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         // every service reads the streams through durable consumers of its own, created fresh for the
         // run, so it never competes with a dev instance nor works through what the broker kept
         List<String> arguments = new ArrayList<>(consumers(service, "e2e"));
+        // loopback only, as bin/gantry up; every service verifies tokens with the test key pair's public half
+        arguments.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dgantry.jwt.public-key=" + jwtDir().resolve("public.pem")));
         if (service.equals("admission-service")) {
-            arguments.addAll(List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
+            // admission signs its service tokens (quota checks, console reads) with the private half
+            arguments.addAll(List.of("-Dgantry.jwt.private-key=" + jwtDir().resolve("private.pem"),
                     "-Dgantry.quota.url=" + url("quota-service"),
                     // the web console reads nodes and allocations from these
                     "-Dgantry.inventory.url=" + url("node-inventory-service"),

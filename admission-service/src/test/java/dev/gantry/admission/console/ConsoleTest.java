@@ -9,12 +9,12 @@ import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
-import io.smallrye.jwt.build.Jwt;
 import jakarta.inject.Inject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -25,7 +25,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -47,7 +46,7 @@ class ConsoleTest {
     URL updates;
 
     static String token(String user, String... groups) {
-        return Jwt.issuer("gantry").subject(user).groups(Set.of(groups)).expiresIn(600).sign();
+        return TestTokens.user(user, groups);
     }
 
     @AfterEach
@@ -119,6 +118,17 @@ class ConsoleTest {
         given().redirects().follow(false).cookie(ConsoleResource.COOKIE, stale).accept("application/json").when().get("/v1/jobs")
                 .then().statusCode(401);
         given().when().get("/login?expired=1").then().statusCode(200).body(containsString("Your session has ended"));
+    }
+
+    @Test
+    void theConsoleReadsTheOtherServicesWithAdmissionsServiceTokenNotTheUsers() {
+        String alice = token("alice", "vision");
+        ConsoleServicesStub.AUTHORIZATIONS.clear();
+        page("/cluster", alice);
+        page("/queues", alice);
+        assertThat(ConsoleServicesStub.AUTHORIZATIONS).isNotEmpty()
+                .allSatisfy(header -> assertThat(ConsoleServicesStub.isServiceToken(header)).as(header).isTrue())
+                .noneMatch(header -> header.contains(alice));
     }
 
     @Test
