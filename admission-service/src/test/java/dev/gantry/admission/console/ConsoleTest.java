@@ -216,7 +216,7 @@ class ConsoleTest {
         assertThat(onlyMine).contains("data-job=\"" + mine + "\"").doesNotContain("data-job=\"" + teammates + "\"");
         // "all" is for admins; for others it means their teams
         assertThat(page("/jobs?scope=all", alice)).doesNotContain("data-job=\"" + otherTeam + "\"").doesNotContain("value=\"all\"");
-        String admin = page("/jobs?scope=all&state=QUEUED", token("root", "admin"));
+        String admin = page("/jobs?scope=all&state=QUEUED", TestTokens.admin());
         assertThat(admin).contains("data-job=\"" + otherTeam + "\"").contains("data-job=\"" + teammates + "\"")
                 .doesNotContain("data-job=\"" + mine + "\"");
         // every form control has a label
