@@ -1,7 +1,7 @@
 package dev.gantry.admission.console;
 
-import dev.gantry.admission.security.ServiceTokenHeaders;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;

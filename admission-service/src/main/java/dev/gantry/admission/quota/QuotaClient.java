@@ -1,7 +1,7 @@
 package dev.gantry.admission.quota;
 
-import dev.gantry.admission.security.ServiceTokenHeaders;
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;

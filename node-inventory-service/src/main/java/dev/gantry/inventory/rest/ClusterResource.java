@@ -1,10 +1,10 @@
 package dev.gantry.inventory.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.inventory.ClusterFiles;
 import dev.gantry.inventory.NodeRegistry;
+import dev.gantry.kit.security.GantryRoles;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;

@@ -1,16 +1,16 @@
 package dev.gantry.inventory.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import dev.gantry.kit.security.NodeScope;
-import io.quarkus.security.identity.SecurityIdentity;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.inventory.NodeRegistry;
 import dev.gantry.inventory.domain.NodeSource;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
+import dev.gantry.kit.security.NodeScope;
 import io.quarkus.resteasy.reactive.jackson.CustomDeserialization;
+import io.quarkus.security.identity.SecurityIdentity;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;

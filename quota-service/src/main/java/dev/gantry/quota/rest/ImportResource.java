@@ -1,14 +1,14 @@
 package dev.gantry.quota.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.service.ManifestReader;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;

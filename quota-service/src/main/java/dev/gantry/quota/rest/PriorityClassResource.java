@@ -1,12 +1,12 @@
 package dev.gantry.quota.rest;
 
 import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.persistence.PriorityClassEntity;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;

@@ -1,8 +1,7 @@
 package dev.gantry.quota.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.ResourceAmounts;
 import dev.gantry.quota.domain.ResourceLimits;
@@ -11,6 +10,7 @@ import dev.gantry.quota.persistence.QueueUsageEntity;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;

@@ -1,13 +1,13 @@
 package dev.gantry.quota.rest;
 
 import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.quota.domain.Amounts;
 import dev.gantry.quota.domain.FairShare;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.QueueTree;
 import dev.gantry.quota.service.FairShareService;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.NotFoundException;

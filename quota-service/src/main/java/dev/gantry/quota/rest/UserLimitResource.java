@@ -1,16 +1,15 @@
 package dev.gantry.quota.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import io.quarkus.security.ForbiddenException;
-import io.quarkus.security.identity.SecurityIdentity;
-import jakarta.annotation.security.RolesAllowed;
-import jakarta.inject.Inject;
-import org.eclipse.microprofile.jwt.JsonWebToken;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.UserLimits;
 import dev.gantry.quota.persistence.UserLimitEntity;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.identity.SecurityIdentity;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
@@ -26,6 +25,7 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Comparator;
 import java.util.List;
+import org.eclipse.microprofile.jwt.JsonWebToken;
 
 /** Per-user limits across all queues: largest job in GPUs, most pending jobs. Admins set them; a user reads their own. */
 @Path("/v1/user-limits")

@@ -1,11 +1,11 @@
 package dev.gantry.placement.rest;
 
 import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;

@@ -1,9 +1,8 @@
 package dev.gantry.placement.rest;
 
-import dev.gantry.kit.security.GantryRoles;
-import jakarta.annotation.security.RolesAllowed;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.PlanCodec;
@@ -13,6 +12,7 @@ import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import io.smallrye.common.annotation.Blocking;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.POST;
