@@ -1,9 +1,9 @@
 """bin/gantry submit | jobs | cancel | queues | nodes: thin clients of Gantry's REST APIs.
 
-Started by bin/lib/cli.sh, which passes the service URLs (GANTRY_<SERVICE>_URL) and the bearer tokens
-in the environment: the caller's (GANTRY_CLI_TOKEN), sent on every read and to admission, and an
-admin's (GANTRY_CLI_ADMIN_TOKEN), sent on every change to quota, inventory or placement. Standard library only, so it runs on any
-Debian python3 without installing anything.
+Started by bin/lib/cli.sh, which passes the service URLs (GANTRY_<SERVICE>_URL) and the bearer
+tokens in the environment: the caller's (GANTRY_CLI_TOKEN), sent on every read and to admission,
+and an admin's (GANTRY_CLI_ADMIN_TOKEN), sent on every change to quota, inventory or placement.
+Standard library only, so it runs on any Debian python3 without installing anything.
 
 Exit codes: 0 done; 1 a service refused the request (its problem+json is printed) or cannot be
 reached (the URL is printed); 2 bad usage or a file that cannot be read.
