@@ -40,6 +40,12 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         SERVICES.put("placement-service", new Service("placement-service/app", 19084, "gantry_e2e_placement"));
     }
 
+    /**
+     * The broker the services use: the shared one on 4222, unless {@code -Dgantry.e2e.nats-url} names
+     * a private one (then other people's tests on 4222 cannot put jobs on these services' nodes).
+     */
+    static final String NATS_URL = System.getProperty("gantry.e2e.nats-url", "nats://127.0.0.1:4222");
+
     /** The process of each service started last (a restart replaces it). */
     private static final Map<String, Process> LATEST = new LinkedHashMap<>();
     /** The logs of the running test class: each class keeps its own, so a failure in CI can be read afterwards. */
@@ -54,7 +60,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         logs = Path.of("target", "e2e-logs", context.getRequiredTestClass().getSimpleName());
         Files.createDirectories(logs);
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
-        FreshTestConsumers.deleteConsumers("nats://127.0.0.1:4222", "-e2e");
+        FreshTestConsumers.deleteConsumers(NATS_URL, "-e2e");
         for (String name : SERVICES.keySet()) {
             launch(name, true);
         }
@@ -79,6 +85,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         List<String> command = new ArrayList<>(List.of(java,
                 "-Dquarkus.http.port=" + service.port(),
                 "-Dgantry.db.name=" + service.database(),
+                "-Dgantry.nats.url=" + NATS_URL,
                 "-Dquarkus.log.console.json.enabled=false"));
         if (clean) {
             // a clean schema per run, as in the services' own tests
