@@ -248,6 +248,21 @@ class CliIT {
         assertThat(nodes.err()).startsWith("gantry: node-inventory-service refused it (403 Forbidden)");
     }
 
+    @Test
+    void upBindsEveryServiceToLoopbackUnlessToldOtherwise() {
+        List<String> loopback = ok(gantry("alice", "up", "--dry-run")).lines();
+        assertThat(loopback).hasSize(4).allSatisfy(line -> assertThat(line)
+                .contains(" -Dquarkus.http.host=127.0.0.1 ").contains(" -Dgantry.jwt.public-key=").contains(" -Dgantry.jwt.audience=gantry ")
+                .contains(" -Dgantry.jwt.max-lifetime-seconds=43200 "));
+        assertThat(loopback.getFirst()).startsWith("admission-service: ").contains(" -Dgantry.jwt.private-key=");
+        assertThat(loopback.subList(1, 4)).noneMatch(line -> line.contains("private-key"));
+        List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0"), "alice", "up", "--dry-run")).lines();
+        assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));
+        Result bad = gantry("alice", "up", "--everywhere");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err().strip().lines()).hasSize(1);
+    }
+
     /** The payload of a JWT, read without verifying it. */
     private static Map<String, Object> claims(String token) {
         String payload = new String(java.util.Base64.getUrlDecoder().decode(token.split("\\.")[1]), StandardCharsets.UTF_8);
