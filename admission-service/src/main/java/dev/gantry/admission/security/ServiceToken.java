@@ -7,6 +7,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 /**
  * Admission's own identity towards quota, inventory and placement: a short-lived token with
@@ -18,6 +19,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class ServiceToken {
 
     static final String SUBJECT = "admission-service";
+    private static final Logger LOG = Logger.getLogger(ServiceToken.class);
     private static final Duration RENEW_BEFORE = Duration.ofMinutes(1);
 
     private final Duration lifetime;
@@ -41,9 +43,16 @@ public class ServiceToken {
         Instant now = clock.instant();
         if (current == null || now.isAfter(expires.minus(RENEW_BEFORE))) {
             Instant until = now.plus(lifetime);
-            current = Jwt.issuer(issuer).audience(audience).subject(SUBJECT)
-                    .claim(GantryRoles.ROLE_CLAIM, GantryRoles.SERVICE)
-                    .issuedAt(now).expiresAt(until).sign();
+            try {
+                current = Jwt.issuer(issuer).audience(audience).subject(SUBJECT)
+                        .claim(GantryRoles.ROLE_CLAIM, GantryRoles.SERVICE)
+                        .issuedAt(now).expiresAt(until).sign();
+            } catch (RuntimeException e) {
+                // without it every call to quota, inventory and placement is refused: say why, once per attempt
+                LOG.errorf(e, "cannot sign admission's service token with the key at smallrye.jwt.sign.key.location"
+                        + " (GANTRY_JWT_PRIVATE_KEY, docs/security.md)");
+                throw e;
+            }
             expires = until;
         }
         return current;
