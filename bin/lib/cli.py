@@ -1,8 +1,9 @@
 """bin/gantry submit | jobs | cancel | queues | nodes: thin clients of Gantry's REST APIs.
 
-Started by bin/lib/cli.sh, which passes the service URLs (GANTRY_<SERVICE>_URL) and the bearer token
-for admission (GANTRY_CLI_TOKEN) in the environment. Standard library only, so it runs on any
-Debian python3 without installing anything.
+Started by bin/lib/cli.sh, which passes the service URLs (GANTRY_<SERVICE>_URL) and the bearer
+tokens in the environment: the caller's (GANTRY_CLI_TOKEN), sent on every read and to admission,
+and an admin's (GANTRY_CLI_ADMIN_TOKEN), sent on every change to quota, inventory or placement.
+Standard library only, so it runs on any Debian python3 without installing anything.
 
 Exit codes: 0 done; 1 a service refused the request (its problem+json is printed) or cannot be
 reached (the URL is printed); 2 bad usage or a file that cannot be read.
@@ -70,8 +71,7 @@ def call(service, method, path, query=None, body=None, content_type=None, header
     request.add_header("Accept", "application/json, application/problem+json")
     if content_type:
         request.add_header("Content-Type", content_type)
-    if service == "admission":
-        request.add_header("Authorization", "Bearer " + os.environ.get("GANTRY_CLI_TOKEN", ""))
+    request.add_header("Authorization", "Bearer " + token_for(service, method))
     for key, value in (headers or {}).items():
         request.add_header(key, value)
     try:
@@ -83,6 +83,17 @@ def call(service, method, path, query=None, body=None, content_type=None, header
         reason = getattr(e, "reason", None) or e
         reason = getattr(reason, "strerror", None) or reason  # "Connection refused", not "[Errno 111] ..."
         raise Exit(1, f"gantry: cannot reach {name} at {base_url(service)}: {reason}")
+
+
+def token_for(service, method):
+    """The caller's token for admission and for reads; an admin's for what changes the other services."""
+    if service == "admission" or method in ("GET", "HEAD"):
+        return os.environ.get("GANTRY_CLI_TOKEN", "")
+    admin = os.environ.get("GANTRY_CLI_ADMIN_TOKEN", "")
+    if not admin:
+        raise Exit(2, f"gantry: {method} on {SERVICES[service][0]} needs an admin token: set GANTRY_ADMIN_TOKEN "
+                      "(bin/gantry token USER --admin with the key the services trust)")
+    return admin
 
 
 def parse_json(data):
@@ -112,6 +123,8 @@ def problem_lines(service_name, status, content_type, data):
     lines = [f"gantry: {service_name} refused it ({problem.get('status', status)} {title})" + (f": {detail}" if detail else "")]
     for error in problem.get("errors") or []:
         lines.append(f"  {error.get('field', '?')}: {error.get('message', '')}")
+    if status == 401:
+        lines.append("  set GANTRY_TOKEN (and GANTRY_ADMIN_TOKEN), or GANTRY_JWT_DIR to the key pair the services trust")
     return lines
 
 

@@ -50,7 +50,8 @@ measure() { # service extra-jvm-option...
   local dir="$root/${module[$service]}" log="$work/$service.log" pid started rss cpu i ready=false
   local -a options
   mapfile -t options < <(consumer_options "$dir/src/main/resources/application.properties")
-  [ "$service" = admission-service ] && options+=("-Dmp.jwt.verify.publickey.location=$root/admission-service/src/test/resources/jwt/public.pem")
+  options+=("-Dgantry.jwt.public-key=$root/test-support/src/main/resources/jwt/public.pem" -Dquarkus.http.host=127.0.0.1)
+  [ "$service" = admission-service ] && options+=("-Dgantry.jwt.private-key=$root/test-support/src/main/resources/jwt/private.pem")
   (cd "$work" && exec "$java" "$@" -Dquarkus.http.port="${port[$service]}" -Dgantry.db.name="$(db_of "$service")" \
     -Dquarkus.log.console.json.enabled=false "${options[@]}" -jar "$dir/target/quarkus-app/quarkus-run.jar" >"$log" 2>&1) &
   pid=$!

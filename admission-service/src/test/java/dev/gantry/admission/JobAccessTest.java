@@ -10,6 +10,7 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -36,7 +37,9 @@ class JobAccessTest {
     void unauthenticatedRequestsGet401() {
         given().when().get("/v1/jobs").then().statusCode(401);
         given().contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB).when().post("/v1/jobs").then().statusCode(401);
-        given().auth().oauth2("not-a-token").when().get("/v1/jobs").then().statusCode(401);
+        given().auth().oauth2("not-a-token").when().get("/v1/jobs").then().statusCode(401)
+                .contentType(startsWith("application/problem+json"));
+        given().when().get("/v1/jobs").then().contentType(startsWith("application/problem+json"));
     }
 
     @Test
@@ -52,6 +55,45 @@ class JobAccessTest {
                 .body("items.team", everyItem(equalTo("speech")));
         given().auth().oauth2(Tokens.admin()).when().get("/v1/jobs?limit=500").then().statusCode(200)
                 .body("items.id", hasItem(visionJob));
+    }
+
+    @Test
+    void aGroupNamedAdminIsATeamNotTheAdminRole() {
+        String visionJob = submit(Tokens.of("alice", "vision"), "vision-private", null);
+        String eve = Tokens.of("eve", "admin");
+        given().auth().oauth2(eve).when().get("/v1/jobs/" + visionJob).then().statusCode(404);
+        given().auth().oauth2(eve).when().delete("/v1/jobs/" + visionJob).then().statusCode(404);
+        given().auth().oauth2(eve).when().get("/v1/jobs?limit=500").then().statusCode(200)
+                .body("items.id", not(hasItem(visionJob)));
+        given().auth().oauth2(Tokens.admin()).when().get("/v1/jobs/" + visionJob).then().statusCode(200).body("state", equalTo("QUEUED"));
+        // the group admin is an ordinary team: eve submits into it, as any member of a team would
+        given().auth().oauth2(eve).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB.replace("tf-dist-train", "eve-job"))
+                .when().post("/v1/jobs").then().statusCode(201).body("team", equalTo("admin"));
+    }
+
+    @Test
+    void agentAndServiceTokensAreNotUsersOfAdmission() {
+        long before = db.queryLong("select count(*) from job");
+        for (String token : new String[] {TestTokens.agent("dgx-01"), TestTokens.service(),
+                TestTokens.base("mallory").claim("gantry_role", "root").sign()}) {
+            given().auth().oauth2(token).when().get("/v1/jobs").then().statusCode(403)
+                    .contentType(startsWith("application/problem+json"));
+            given().auth().oauth2(token).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                    .when().post("/v1/jobs").then().statusCode(403).contentType(startsWith("application/problem+json"));
+        }
+        assertThat(db.queryLong("select count(*) from job")).isEqualTo(before);
+    }
+
+    @Test
+    void tokensWithoutTheAudienceOrOverTheMaximumLifetimeAreRefused() {
+        String noAudience = io.smallrye.jwt.build.Jwt.issuer("gantry").subject("alice").groups("vision").expiresIn(600).sign();
+        String tooLong = TestTokens.base("alice").groups("vision").expiresIn(13 * 3600).sign();
+        for (String token : new String[] {noAudience, tooLong}) {
+            given().auth().oauth2(token).when().get("/v1/jobs").then().statusCode(401)
+                    .contentType(startsWith("application/problem+json"));
+        }
+        given().auth().oauth2(TestTokens.base("alice").groups("vision").expiresIn(12 * 3600 - 60).sign())
+                .when().get("/v1/jobs").then().statusCode(200);
     }
 
     @Test

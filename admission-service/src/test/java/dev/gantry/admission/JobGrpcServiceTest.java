@@ -79,6 +79,10 @@ class JobGrpcServiceTest {
     void errorsCarryTheRestStatusesAndTheWrongFields() {
         assertThatThrownBy(() -> jobs.get(GetJobRequest.newBuilder().setId("x").build()).await().atMost(WAIT))
                 .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+        // a node agent's token is not a user's
+        assertThatThrownBy(() -> as(dev.gantry.testing.TestTokens.agent("dgx-01")).get(GetJobRequest.newBuilder().setId("x").build())
+                .await().atMost(WAIT))
+                .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
 
         JobService alice = as(Tokens.of("alice", "vision"));
         StatusRuntimeException invalid = (StatusRuntimeException) org.assertj.core.api.Assertions.catchThrowable(() ->

@@ -124,7 +124,9 @@ class LimitsTest {
                 "select count(*) from outbox_event where event_id = ?::uuid and dead_lettered_at is not null", stuck) == 1);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> given().when().get("/q/metrics").then().statusCode(200)
                 .body(containsString("gantry_outbox_dead_letters 1.0")));
-        String admin = Tokens.of("root", "admin");
+        String admin = Tokens.admin();
+        // a team called admin is not an admin
+        given().auth().oauth2(Tokens.of("root", "admin")).when().get("/v1/admin/outbox/dead-letters").then().statusCode(403);
         long id = db.queryLong("select id from outbox_event where event_id = ?::uuid", stuck);
         given().auth().oauth2(admin).when().get("/v1/admin/outbox/dead-letters").then().statusCode(200)
                 .body("id", hasItem((int) id))

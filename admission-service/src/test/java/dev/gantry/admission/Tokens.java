@@ -1,21 +1,19 @@
 package dev.gantry.admission;
 
-import io.smallrye.jwt.build.Jwt;
-import java.util.Arrays;
-import java.util.HashSet;
-import java.util.Set;
+import dev.gantry.testing.TestTokens;
 
-/** Bearer tokens signed with the test key pair (src/test/resources/jwt). */
+/** Bearer tokens signed with the test key pair (gantry-test-support's jwt/): users by teams, admins by claim. */
 final class Tokens {
 
     private Tokens() {
     }
 
     static String of(String user, String... groups) {
-        return Jwt.issuer("gantry").subject(user).groups(new HashSet<>(Arrays.asList(groups))).expiresIn(600).sign();
+        return TestTokens.user(user, groups);
     }
 
+    /** gantry_role=admin: what makes an admin (a group named admin does not). */
     static String admin() {
-        return Jwt.issuer("gantry").subject("root").groups(Set.of("admin")).expiresIn(600).sign();
+        return TestTokens.admin();
     }
 }

@@ -32,7 +32,7 @@ class AlertMetricsIT {
     /** One 8-GPU node; a 4-GPU job that fits and a 16-GPU gang that never can, in a queue that admits both. */
     @BeforeAll
     static void placedAndWaitingJobs() {
-        given().baseUri(RunningGantry.url("node-inventory-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("""
                         {"nodes": [{"name": "alert-dgx-01", "gpuModel": "A100-SXM4-80GB", "gpus": 8,
                           "nvlinkIslands": [[0,1,2,3,4,5,6,7]], "cpuMillis": 128000, "memoryMiB": 1000000,
@@ -40,7 +40,7 @@ class AlertMetricsIT {
                         """)
                 .when().post("/v1/cluster:apply")
                 .then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"capability\": {\"gpus\": 64}, \"members\": {\"teams\": [\"vision\"]}}")
                 .when().put("/v1/queues/alerts")
                 .then().statusCode(200);
@@ -52,9 +52,9 @@ class AlertMetricsIT {
                  "taskGroups": [{"name": "worker", "replicas": 2, "gpusPerReplica": 8}]}
                 """);
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() ->
-                given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/allocations")
+                given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.token("alice", "vision")).when().get("/v1/allocations")
                         .then().statusCode(200).extract().jsonPath().getList("jobId").contains(placed)
-                && given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/pending-jobs")
+                && given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.adminToken()).when().get("/v1/pending-jobs")
                         .then().statusCode(200).extract().jsonPath().getList("jobId").contains(waiting));
     }
 

@@ -39,11 +39,11 @@ class CliIT {
     /** Two 8-GPU nodes on two leaves, and the vision team's queue capped at 16 GPUs. */
     @BeforeAll
     static void cluster() {
-        given().baseUri(RunningGantry.url("node-inventory-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"nodes\": [" + node("cli-dgx-01", "A100-SXM4-80GB", "lf1") + ", " + node("cli-v100-01", "V100-PCIE-32GB", "lf2") + "]}")
                 .when().post("/v1/cluster:apply")
                 .then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"capability\": {\"gpus\": 16}, \"guarantee\": {\"gpus\": 4}, \"members\": {\"teams\": [\"vision\"]},"
                         + " \"limits\": {\"maxPriority\": 100}}")
                 .when().put("/v1/queues/cli-normal")
@@ -187,7 +187,10 @@ class CliIT {
                 gantry("alice", "submit"),
                 gantry("alice", "jobs", "--state", "SLEEPING"),
                 gantry("alice", "cancel", "not-a-job"),
-                gantry("alice", "nodes", "--colour"))) {
+                gantry("alice", "nodes", "--colour"),
+                // over the maximum token lifetime (GANTRY_TOKEN_MAX_HOURS, 12 h): refused, no token printed
+                gantry("alice", "token", "alice", "--team", "vision", "--hours", "13"),
+                gantry("alice", "token", "node-1", "--agent", "node-1", "--admin"))) {
             assertThat(r.exit()).as(r.err()).isEqualTo(2);
             assertThat(r.out()).isEmpty();
             assertThat(r.err().strip().lines()).as(r.err()).hasSize(1).allMatch(l -> l.startsWith("gantry"));
@@ -218,6 +221,53 @@ class CliIT {
         Result unknownJob = gantry("alice", "cancel", "00000000-0000-0000-0000-000000000000");
         assertThat(unknownJob.exit()).isEqualTo(1);
         assertThat(unknownJob.err()).contains("404");
+    }
+
+    @Test
+    void tokensCarryTheAudienceAndTheRoleClaimNotAnAdminGroup() {
+        Map<String, Object> admin = claims(ok(gantry("alice", "token", "root", "--admin")).out().trim());
+        assertThat(admin).containsEntry("iss", "gantry").containsEntry("aud", "gantry").containsEntry("gantry_role", "admin")
+                .containsEntry("groups", List.of());
+        assertThat(((Number) admin.get("exp")).longValue() - ((Number) admin.get("iat")).longValue()).isEqualTo(12 * 3600);
+        Map<String, Object> agent = claims(ok(gantry("alice", "token", "agent-1", "--agent", "dgx-01", "--hours", "1")).out().trim());
+        assertThat(agent).containsEntry("gantry_role", "agent").containsEntry("gantry_node", "dgx-01");
+        Map<String, Object> user = claims(ok(gantry("alice", "token", "alice", "--team", "vision", "--team", "admin")).out().trim());
+        assertThat(user).doesNotContainKey("gantry_role").containsEntry("groups", List.of("vision", "admin"));
+    }
+
+    @Test
+    void readsSendTheCallersTokenAndARefusedOneIsAProblem() {
+        Result forged = gantry(Map.of("GANTRY_TOKEN", "not-a-token"), "alice", "queues");
+        assertThat(forged.exit()).isEqualTo(1);
+        assertThat(forged.err()).startsWith("gantry: quota-service refused it (401 Unauthorized)");
+        Result agent = gantry(Map.of("GANTRY_TOKEN", RunningGantry.agentToken("cli-dgx-01")), "alice", "queues");
+        assertThat(agent.exit()).isEqualTo(1);
+        assertThat(agent.err()).startsWith("gantry: quota-service refused it (403 Forbidden)");
+        // the node agent may read its own node, not the list
+        Result nodes = gantry(Map.of("GANTRY_TOKEN", RunningGantry.agentToken("cli-dgx-01")), "alice", "nodes");
+        assertThat(nodes.exit()).isEqualTo(1);
+        assertThat(nodes.err()).startsWith("gantry: node-inventory-service refused it (403 Forbidden)");
+    }
+
+    @Test
+    void upBindsEveryServiceToLoopbackUnlessToldOtherwise() {
+        List<String> loopback = ok(gantry("alice", "up", "--dry-run")).lines();
+        assertThat(loopback).hasSize(4).allSatisfy(line -> assertThat(line)
+                .contains(" -Dquarkus.http.host=127.0.0.1 ").contains(" -Dgantry.jwt.public-key=").contains(" -Dgantry.jwt.audience=gantry ")
+                .contains(" -Dgantry.jwt.max-lifetime-seconds=43200 "));
+        assertThat(loopback.getFirst()).startsWith("admission-service: ").contains(" -Dgantry.jwt.private-key=");
+        assertThat(loopback.subList(1, 4)).noneMatch(line -> line.contains("private-key"));
+        List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0"), "alice", "up", "--dry-run")).lines();
+        assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));
+        Result bad = gantry("alice", "up", "--everywhere");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err().strip().lines()).hasSize(1);
+    }
+
+    /** The payload of a JWT, read without verifying it. */
+    private static Map<String, Object> claims(String token) {
+        String payload = new String(java.util.Base64.getUrlDecoder().decode(token.split("\\.")[1]), StandardCharsets.UTF_8);
+        return JsonPath.from(payload).getMap("");
     }
 
     @Test

@@ -57,16 +57,16 @@ class ConsoleIT {
     @BeforeAll
     static void clusterQueuesAndBrowser() throws Exception {
         // the seed's two DGX A100 nodes (spine sp1, leaf lf1), a third on leaf lf2 (cordoned below), a PCIe node on sp2
-        given().baseUri(RunningGantry.url("node-inventory-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body(Files.readString(Path.of("src/test/resources/console-cluster.json")))
                 .when().post("/v1/cluster:apply").then().statusCode(200);
-        given().baseUri(RunningGantry.url("node-inventory-service")).when().post("/v1/nodes/dgx-03:cordon").then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON).body("{\"value\": 1000}")
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).when().post("/v1/nodes/dgx-03:cordon").then().statusCode(200);
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON).body("{\"value\": 1000}")
                 .when().put("/v1/priority-classes/high-priority").then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"weight\": 1, \"members\": {\"teams\": [\"vision\"]}}")
                 .when().put("/v1/queues/normal").then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"weight\": 2, \"guarantee\": {\"gpus\": 4}}")
                 .when().put("/v1/queues/urgent").then().statusCode(200);
 
@@ -141,7 +141,7 @@ class ConsoleIT {
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).until(() ->
                 "PLACED".equals(rowState(trainId)) || "RUNNING".equals(rowState(trainId)));
         assertThat(pageUnchanged()).as("updated without reloading").isTrue();
-        List<Map<String, Object>> allocations = given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/allocations")
+        List<Map<String, Object>> allocations = given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.token("alice", "vision")).when().get("/v1/allocations")
                 .then().statusCode(200).extract().jsonPath().<Map<String, Object>>getList("$").stream()
                 .filter(a -> trainId.equals(a.get("jobId"))).toList();
         assertThat(allocations).isNotEmpty();
@@ -210,7 +210,7 @@ class ConsoleIT {
         // and what normal holds (tf-dist-train, until its simulated run time ends)
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).ignoreExceptions().until(() -> {
             browser.navigate().refresh();
-            io.restassured.path.json.JsonPath status = given().baseUri(RunningGantry.url("quota-service")).when()
+            io.restassured.path.json.JsonPath status = given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.token("alice", "vision")).when()
                     .get("/v1/queues/normal/status").then().statusCode(200).extract().jsonPath();
             String pending = status.getString("pending.gpus").replaceAll("\\.0$", "");
             String allocated = status.getString("allocated.gpus").replaceAll("\\.0$", "");

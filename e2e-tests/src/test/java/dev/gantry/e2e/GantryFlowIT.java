@@ -18,7 +18,7 @@ class GantryFlowIT {
 
     /** The vision team's queue, capped at 16 GPUs, open to the team only; its jobs may ask for priorities up to 1000. */
     private static void visionQueue() {
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"capability\": {\"gpus\": 16}, \"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}")
                 .when().put("/v1/queues/normal")
                 .then().statusCode(200);
@@ -40,9 +40,9 @@ class GantryFlowIT {
 
         // placement holds it: waiting, or already placed if a window found GPUs for it
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() ->
-                given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/pending-jobs")
+                given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.adminToken()).when().get("/v1/pending-jobs")
                         .then().statusCode(200).extract().jsonPath().getList("jobId").contains(jobId)
-                || given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/allocations")
+                || given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.token("alice", "vision")).when().get("/v1/allocations")
                         .then().statusCode(200).extract().jsonPath().getList("jobId").contains(jobId));
     }
 
@@ -80,11 +80,53 @@ class GantryFlowIT {
             "quota-service, PUT, /v1/queues/broken",
             "node-inventory-service, PUT, /v1/nodes/broken"})
     void everyWritingServiceRejectsMalformedJsonAsProblem(String service, String method, String path) {
-        given().baseUri(RunningGantry.url(service)).auth().oauth2(RunningGantry.token("alice", "vision"))
+        // a user submits jobs; queues and nodes are an admin's to change
+        String token = service.equals("admission-service") ? RunningGantry.token("alice", "vision") : RunningGantry.adminToken();
+        given().baseUri(RunningGantry.url(service)).auth().oauth2(token)
                 .contentType(ContentType.JSON).body("{\"oops\": ")
                 .when().request(method, path)
                 .then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("status", equalTo(400));
+    }
+
+    @ParameterizedTest(name = "{0} refuses {1} {2} without a token (401) and from a user (403)")
+    @CsvSource({
+            "quota-service, PUT, /v1/queues/e2e-intruder, '{\"weight\": 1}'",
+            "quota-service, POST, /v1/admission-checks, '{\"user\": \"u\", \"queue\": \"normal\", \"resources\": {\"gpus\": 1}}'",
+            "node-inventory-service, POST, /v1/cluster:apply, '{\"nodes\": []}'",
+            "node-inventory-service, PUT, /v1/nodes/e2e-intruder, '{\"gpuModel\": \"L4\", \"gpus\": 1}'",
+            "placement-service, POST, /v1/plans, '{}'"})
+    void everyServiceRefusesAnonymousAndUserChangesAsProblems(String service, String method, String path, String body) {
+        given().baseUri(RunningGantry.url(service)).contentType(ContentType.JSON).body(body)
+                .when().request(method, path)
+                .then().statusCode(401)
+                .contentType(startsWith("application/problem+json"))
+                .header("WWW-Authenticate", startsWith("Bearer"));
+        given().baseUri(RunningGantry.url(service)).auth().oauth2(RunningGantry.token("mallory", "admin"))
+                .contentType(ContentType.JSON).body(body)
+                .when().request(method, path)
+                .then().statusCode(403)
+                .contentType(startsWith("application/problem+json"));
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken())
+                .when().get("/v1/queues/e2e-intruder").then().statusCode(404);
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                .when().get("/v1/nodes/e2e-intruder").then().statusCode(404);
+    }
+
+    @Test
+    void aNodeAgentTokenFromBinGantryUpdatesItsOwnNodeOnly() {
+        String node = "{\"gpuModel\": \"L4\", \"gpus\": 4, \"topology\": {\"zone\": \"z1\", \"spine\": \"sp1\", \"leaf\": \"lf9\"}}";
+        String agent = RunningGantry.agentToken("e2e-agent-01");
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(agent).contentType(ContentType.JSON).body(node)
+                .when().put("/v1/nodes/e2e-agent-01").then().statusCode(200).body("gpus", equalTo(4));
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(agent)
+                .when().post("/v1/nodes/e2e-agent-01/heartbeat").then().statusCode(200);
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(agent).contentType(ContentType.JSON).body(node)
+                .when().put("/v1/nodes/e2e-agent-02").then().statusCode(403).contentType(startsWith("application/problem+json"));
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                .when().get("/v1/nodes/e2e-agent-02").then().statusCode(404);
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                .when().delete("/v1/nodes/e2e-agent-01").then().statusCode(204);
     }
 }

@@ -40,6 +40,12 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         SERVICES.put("placement-service", new Service("placement-service/app", 19084, "gantry_e2e_placement"));
     }
 
+    /**
+     * The broker the services use: the shared one on 4222, unless {@code -Dgantry.e2e.nats-url} names
+     * a private one (then other people's tests on 4222 cannot put jobs on these services' nodes).
+     */
+    static final String NATS_URL = System.getProperty("gantry.e2e.nats-url", "nats://127.0.0.1:4222");
+
     /** The process of each service started last (a restart replaces it). */
     private static final Map<String, Process> LATEST = new LinkedHashMap<>();
     /** The logs of the running test class: each class keeps its own, so a failure in CI can be read afterwards. */
@@ -54,7 +60,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         logs = Path.of("target", "e2e-logs", context.getRequiredTestClass().getSimpleName());
         Files.createDirectories(logs);
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
-        FreshTestConsumers.deleteConsumers("nats://127.0.0.1:4222", "-e2e");
+        FreshTestConsumers.deleteConsumers(NATS_URL, "-e2e");
         for (String name : SERVICES.keySet()) {
             launch(name, true);
         }
@@ -79,6 +85,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         List<String> command = new ArrayList<>(List.of(java,
                 "-Dquarkus.http.port=" + service.port(),
                 "-Dgantry.db.name=" + service.database(),
+                "-Dgantry.nats.url=" + NATS_URL,
                 "-Dquarkus.log.console.json.enabled=false"));
         if (clean) {
             // a clean schema per run, as in the services' own tests
@@ -113,15 +120,37 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
-    /** The test key pair admission verifies tokens with; {@link #token} signs with its private half. */
+    /** The test key pair every service verifies tokens with; {@link #token} signs with its private half. */
     static Path jwtDir() {
-        return Path.of(System.getProperty("gantry.root", "..")).resolve("admission-service/src/test/resources/jwt");
+        return Path.of(System.getProperty("gantry.root", "..")).resolve("test-support/src/main/resources/jwt");
     }
 
-    /** A bearer token minted by {@code bin/gantry token}, as users get theirs. */
+    /** A user's bearer token minted by {@code bin/gantry token}, as users get theirs. */
     public static String token(String user, String team) {
+        return mint(user, "--team", team);
+    }
+
+    private static String admin;
+
+    /** An admin's token ({@code bin/gantry token root --admin}): what changes quota, inventory and placement. */
+    public static synchronized String adminToken() {
+        if (admin == null) {
+            admin = mint("root", "--admin");
+        }
+        return admin;
+    }
+
+    /** The node agent's token for one node ({@code bin/gantry token agent --agent NODE}). */
+    public static String agentToken(String node) {
+        return mint("agent-" + node, "--agent", node);
+    }
+
+    /** Runs {@code bin/gantry token ARGS} with the test key pair; its one line of output is the token. */
+    static String mint(String... args) {
         Path root = Path.of(System.getProperty("gantry.root", ".."));
-        ProcessBuilder mint = new ProcessBuilder(root.resolve("bin/gantry").toString(), "token", user, "--team", team);
+        List<String> command = new ArrayList<>(List.of(root.resolve("bin/gantry").toString(), "token"));
+        command.addAll(List.of(args));
+        ProcessBuilder mint = new ProcessBuilder(command);
         mint.environment().put("GANTRY_JWT_DIR", jwtDir().toString());
         try {
             Process process = mint.start();
@@ -139,8 +168,11 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         // every service reads the streams through durable consumers of its own, created fresh for the
         // run, so it never competes with a dev instance nor works through what the broker kept
         List<String> arguments = new ArrayList<>(consumers(service, "e2e"));
+        // loopback only, as bin/gantry up; every service verifies tokens with the test key pair's public half
+        arguments.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dgantry.jwt.public-key=" + jwtDir().resolve("public.pem")));
         if (service.equals("admission-service")) {
-            arguments.addAll(List.of("-Dmp.jwt.verify.publickey.location=" + jwtDir().resolve("public.pem"),
+            // admission signs its service tokens (quota checks, console reads) with the private half
+            arguments.addAll(List.of("-Dgantry.jwt.private-key=" + jwtDir().resolve("private.pem"),
                     "-Dgantry.quota.url=" + url("quota-service"),
                     // the web console reads nodes and allocations from these
                     "-Dgantry.inventory.url=" + url("node-inventory-service"),

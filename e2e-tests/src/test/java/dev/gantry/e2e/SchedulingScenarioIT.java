@@ -46,16 +46,16 @@ class SchedulingScenarioIT {
     static void clusterAndQueues() throws Exception {
         token = RunningGantry.token("alice", "vision");
         String cluster = Files.readString(Path.of("src/test/resources/cluster-16.json"));
-        given().baseUri(RunningGantry.url("node-inventory-service")).contentType(ContentType.JSON).body(cluster)
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON).body(cluster)
                 .when().post("/v1/cluster:apply").then().statusCode(200);
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON).body("{\"value\": 1000}")
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON).body("{\"value\": 1000}")
                 .when().put("/v1/priority-classes/high-priority").then().statusCode(200);
         for (String queue : List.of("normal", "batch", "big")) {
-            given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+            given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                     .body("{\"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}") // its jobs may ask up to 1000
                     .when().put("/v1/queues/" + queue).then().statusCode(200);
         }
-        given().baseUri(RunningGantry.url("quota-service")).contentType(ContentType.JSON)
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"capability\": {\"gpus\": 8}, \"members\": {\"teams\": [\"vision\"]}}")
                 .when().put("/v1/queues/capped").then().statusCode(200);
     }
@@ -89,7 +89,7 @@ class SchedulingScenarioIT {
     }
 
     private static List<Map<String, Object>> allocations() {
-        return given().baseUri(RunningGantry.url("placement-service")).when().get("/v1/allocations")
+        return given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(RunningGantry.token("alice", "vision")).when().get("/v1/allocations")
                 .then().statusCode(200).extract().jsonPath().getList("$");
     }
 

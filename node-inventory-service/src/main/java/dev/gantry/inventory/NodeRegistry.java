@@ -13,6 +13,7 @@ import dev.gantry.inventory.persistence.InventoryVersion;
 import dev.gantry.inventory.persistence.NodeEntity;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.problem.Problem;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.panache.common.Parameters;
 import io.smallrye.mutiny.Uni;
@@ -62,7 +63,22 @@ public class NodeRegistry {
         }
         return Panache.withTransaction(() -> InventoryVersion.lockForWrite()
                 .chain(version -> NodeEntity.<NodeEntity>findById(described.name())
-                        .chain(existing -> write(version, existing, described, source))));
+                        .chain(existing -> {
+                            if (source == NodeSource.AGENT && existing != null && existing.source == NodeSource.KUBERNETES) {
+                                return Uni.createFrom().failure(kubernetesOwns(described.name()));
+                            }
+                            return write(version, existing, described, source);
+                        })));
+    }
+
+    /**
+     * 409 for the agent API on a node the Kubernetes informer registered: the cluster's Node object
+     * owns its description and health, and an agent (or an admin on the agent API) taking it over
+     * silently would make two sources fight over one node.
+     */
+    static InvalidRequestException kubernetesOwns(String name) {
+        return new InvalidRequestException(409, "node " + name + " comes from Kubernetes; it is changed through its Node object, "
+                + "not the agent API", List.of(new Problem.FieldError("name", "managed by Kubernetes")));
     }
 
     /** Replaces the file-sourced nodes with {@code nodes} (already validated): adds, updates, and removes the ones not listed. */
@@ -113,6 +129,9 @@ public class NodeRegistry {
         return Panache.withTransaction(() -> NodeEntity.<NodeEntity>findById(name).chain(entity -> {
             if (entity == null) {
                 return Uni.createFrom().nullItem();
+            }
+            if (entity.source == NodeSource.KUBERNETES) {
+                return Uni.createFrom().failure(kubernetesOwns(name));
             }
             if (entity.health == NodeInfo.Health.READY) {
                 entity.lastHeartbeat = now;

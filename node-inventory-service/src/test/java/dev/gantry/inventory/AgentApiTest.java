@@ -19,6 +19,7 @@ import dev.gantry.contracts.nodes.NodeRemoved;
 import dev.gantry.inventory.domain.NvidiaSmiTopologyTest;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
+import dev.gantry.testing.TestTokens;
 import io.nats.client.Message;
 import io.nats.client.Subscription;
 import io.quarkus.test.junit.QuarkusTest;
@@ -57,7 +58,7 @@ class AgentApiTest {
                     .body("health", equalTo("READY"))
                     .body("gpuMemoryMiB", equalTo(81920))
                     .body("lastHeartbeat", notNullValue());
-            given().when().get("/v1/nodes/agent-dgx-01").then().statusCode(200)
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-dgx-01").then().statusCode(200)
                     .body("topology.leaf", equalTo("lf1"))
                     .body("nvlinkIslands[0].size()", equalTo(8));
             assertThat(db.queryString("select source from node where name = 'agent-dgx-01'")).isEqualTo("AGENT");
@@ -68,10 +69,10 @@ class AgentApiTest {
             assertThat(published.node().gpus()).isEqualTo(8);
             assertThat(published.node().ibHcas()).isEqualTo(8);
 
-            given().when().delete("/v1/nodes/agent-dgx-01").then().statusCode(204);
-            given().when().get("/v1/nodes/agent-dgx-01").then().statusCode(404)
+            given().auth().oauth2(TestTokens.admin()).when().delete("/v1/nodes/agent-dgx-01").then().statusCode(204);
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-dgx-01").then().statusCode(404)
                     .contentType(startsWith("application/problem+json"));
-            given().when().delete("/v1/nodes/agent-dgx-01").then().statusCode(404);
+            given().auth().oauth2(TestTokens.admin()).when().delete("/v1/nodes/agent-dgx-01").then().statusCode(404);
             NodeRemoved removed = next(sub, "nodes.removed", "agent-dgx-01", NodeRemoved.class);
             assertThat(removed.snapshotVersion()).isEqualTo(before + 2);
         }
@@ -84,14 +85,14 @@ class AgentApiTest {
         long version = version(db);
 
         put("agent-noop", DGX).statusCode(200);
-        given().when().post("/v1/nodes/agent-noop/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
+        given().auth().oauth2(TestTokens.agent("agent-noop")).when().post("/v1/nodes/agent-noop/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
         assertThat(events(db, "nodes.upserted", "agent-noop")).isEqualTo(events);
         assertThat(version(db)).isEqualTo(version);
 
         put("agent-noop", DGX.replace("\"lf1\"", "\"lf2\"")).statusCode(200).body("topology.leaf", equalTo("lf2"));
         assertThat(events(db, "nodes.upserted", "agent-noop")).isEqualTo(events + 1);
         assertThat(version(db)).isEqualTo(version + 1);
-        given().when().post("/v1/nodes/nobody/heartbeat").then().statusCode(404);
+        given().auth().oauth2(TestTokens.agent("nobody")).when().post("/v1/nodes/nobody/heartbeat").then().statusCode(404);
     }
 
     @Test
@@ -99,20 +100,20 @@ class AgentApiTest {
         put("agent-cordon", DGX).statusCode(200);
         long events = events(db, "nodes.upserted", "agent-cordon");
 
-        given().when().post("/v1/nodes/agent-cordon:cordon").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/agent-cordon:cordon").then().statusCode(200)
                 .body("schedulable", equalTo(false)).body("cordoned", equalTo(true));
-        given().when().post("/v1/nodes/agent-cordon:cordon").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/agent-cordon:cordon").then().statusCode(200);
         assertThat(events(db, "nodes.upserted", "agent-cordon")).as("a second cordon is a no-op").isEqualTo(events + 1);
 
         put("agent-cordon", DGX).statusCode(200).body("schedulable", equalTo(false));
-        given().when().get("/v1/nodes?schedulable=false&limit=500").then().body("items.name", hasItem("agent-cordon"));
-        given().when().get("/v1/snapshot").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes?schedulable=false&limit=500").then().body("items.name", hasItem("agent-cordon"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().statusCode(200)
                 .body("nodes.name", org.hamcrest.Matchers.not(hasItem("agent-cordon")));
 
-        given().when().post("/v1/nodes/agent-cordon:uncordon").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/agent-cordon:uncordon").then().statusCode(200)
                 .body("schedulable", equalTo(true)).body("cordoned", equalTo(false));
-        given().when().get("/v1/snapshot").then().body("nodes.name", hasItem("agent-cordon"));
-        given().when().post("/v1/nodes/nobody:cordon").then().statusCode(404).contentType(startsWith("application/problem+json"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().body("nodes.name", hasItem("agent-cordon"));
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/nobody:cordon").then().statusCode(404).contentType(startsWith("application/problem+json"));
     }
 
     @Test
@@ -125,14 +126,14 @@ class AgentApiTest {
 
         List<String> stale = VertxContextSupport.subscribeAndAwait(() -> sweep.sweep(Instant.now()));
         assertThat(stale).contains("agent-stale").doesNotContain("agent-fresh");
-        given().when().get("/v1/nodes/agent-stale").then().body("health", equalTo("NOT_READY"));
-        given().when().get("/v1/nodes/agent-fresh").then().body("health", equalTo("READY"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-stale").then().body("health", equalTo("NOT_READY"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-fresh").then().body("health", equalTo("READY"));
         assertThat(events(db, "nodes.upserted", "agent-stale")).isEqualTo(events + 1);
         String event = db.queryString("select envelope from outbox_event where subject_id = 'agent-stale' order by id desc limit 1");
         assertThat(event).contains("\"health\":\"NOT_READY\"");
-        given().when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(hasItem("agent-stale")));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(hasItem("agent-stale")));
 
-        given().when().post("/v1/nodes/agent-stale/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
+        given().auth().oauth2(TestTokens.agent("agent-stale")).when().post("/v1/nodes/agent-stale/heartbeat").then().statusCode(200).body("health", equalTo("READY"));
         assertThat(events(db, "nodes.upserted", "agent-stale")).isEqualTo(events + 2);
     }
 
@@ -200,13 +201,13 @@ class AgentApiTest {
             put("page-h100-" + i, DGX.replace("A100-SXM4-80GB", "H100-PAGE").replace("\"lf1\"", i < 3 ? "\"leaf-p1\"" : "\"leaf-p2\""))
                     .statusCode(200);
         }
-        given().when().post("/v1/nodes/page-h100-4:cordon").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/page-h100-4:cordon").then().statusCode(200);
 
         List<String> seen = new ArrayList<>();
         String cursor = null;
         int pages = 0;
         do {
-            var request = given().queryParam("model", "H100-PAGE").queryParam("limit", 2);
+            var request = given().auth().oauth2(TestTokens.admin()).queryParam("model", "H100-PAGE").queryParam("limit", 2);
             if (cursor != null) {
                 request.queryParam("cursor", cursor);
             }
@@ -218,13 +219,13 @@ class AgentApiTest {
         assertThat(seen).containsExactly("page-h100-0", "page-h100-1", "page-h100-2", "page-h100-3", "page-h100-4");
         assertThat(pages).isEqualTo(3);
 
-        given().queryParam("model", "H100-PAGE").queryParam("leaf", "leaf-p2").when().get("/v1/nodes").then()
+        given().auth().oauth2(TestTokens.admin()).queryParam("model", "H100-PAGE").queryParam("leaf", "leaf-p2").when().get("/v1/nodes").then()
                 .body("items.name", contains("page-h100-3", "page-h100-4"));
-        given().queryParam("model", "H100-PAGE").queryParam("schedulable", "true").queryParam("leaf", "leaf-p2")
+        given().auth().oauth2(TestTokens.admin()).queryParam("model", "H100-PAGE").queryParam("schedulable", "true").queryParam("leaf", "leaf-p2")
                 .when().get("/v1/nodes").then().body("items.name", contains("page-h100-3"));
-        given().queryParam("limit", 0).when().get("/v1/nodes").then().statusCode(400).body("errors.field", hasItem("limit"));
-        given().queryParam("cursor", "garbage!").when().get("/v1/nodes").then().statusCode(400).body("errors.field", hasItem("cursor"));
-        given().queryParam("schedulable", "maybe").when().get("/v1/nodes").then().statusCode(400);
+        given().auth().oauth2(TestTokens.admin()).queryParam("limit", 0).when().get("/v1/nodes").then().statusCode(400).body("errors.field", hasItem("limit"));
+        given().auth().oauth2(TestTokens.admin()).queryParam("cursor", "garbage!").when().get("/v1/nodes").then().statusCode(400).body("errors.field", hasItem("cursor"));
+        given().auth().oauth2(TestTokens.admin()).queryParam("schedulable", "maybe").when().get("/v1/nodes").then().statusCode(400);
     }
 
     private static String quoted(String text) {

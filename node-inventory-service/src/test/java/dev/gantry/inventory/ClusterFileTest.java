@@ -13,6 +13,7 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -53,7 +54,7 @@ class ClusterFileTest {
     TestDatabase db;
 
     static io.restassured.response.ValidatableResponse applyYaml(String body) {
-        return given().contentType("application/yaml").body(body.getBytes(java.nio.charset.StandardCharsets.UTF_8)).when().post("/v1/cluster:apply").then();
+        return given().auth().oauth2(TestTokens.admin()).contentType("application/yaml").body(body.getBytes(java.nio.charset.StandardCharsets.UTF_8)).when().post("/v1/cluster:apply").then();
     }
 
     @Test
@@ -62,9 +63,9 @@ class ClusterFileTest {
         applyYaml(YAML).statusCode(200)
                 .body("added", contains("file-dgx-01", "file-dgx-02", "file-l4-01"))
                 .body("removed", empty());
-        given().when().get("/v1/nodes/file-dgx-02").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/file-dgx-02").then().statusCode(200)
                 .body("schedulable", equalTo(false)).body("health", equalTo("READY"));
-        given().when().get("/v1/nodes/file-l4-01").then().body("gpuSharing", equalTo(true));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/file-l4-01").then().body("gpuSharing", equalTo(true));
         assertThat(db.queryString("select source from node where name = 'file-dgx-01'")).isEqualTo("FILE");
         long events = events(db, "nodes.upserted", "file-dgx-01");
         long version = version(db);
@@ -77,8 +78,8 @@ class ClusterFileTest {
                 .body("changed", contains("file-dgx-02"))
                 .body("removed", contains("file-l4-01"))
                 .body("unchanged", equalTo(1));
-        given().when().get("/v1/nodes/file-l4-01").then().statusCode(404);
-        given().when().get("/v1/nodes/agent-survivor").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/file-l4-01").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-survivor").then().statusCode(200);
         assertThat(events(db, "nodes.removed", "file-l4-01")).isEqualTo(1);
         assertThat(events(db, "nodes.upserted", "file-dgx-01")).isEqualTo(events);
         assertThat(version(db)).isEqualTo(version + 2);
@@ -86,7 +87,7 @@ class ClusterFileTest {
 
     @Test
     void jsonWorksToo() {
-        given().contentType(ContentType.JSON)
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON)
                 .body("{\"nodes\": [{\"name\": \"file-json-01\", \"gpuModel\": \"H100\", \"gpus\": 8, \"nvlinkIslands\": [[0,1,2,3,4,5,6,7]]}]}")
                 .when().post("/v1/cluster:apply").then().statusCode(200).body("added", hasItem("file-json-01"));
     }
@@ -110,7 +111,7 @@ class ClusterFileTest {
         applyYaml(YAML.replace("gantry-scenario/v1", "gantry-scenario/v9")).statusCode(422).body("errors.field", hasItem("format"));
         applyYaml("name: no-nodes\n").statusCode(400).body("errors.field", hasItem("nodes"));
         applyYaml("nodes: [ {").statusCode(400).contentType(startsWith("application/problem+json"));
-        given().contentType(ContentType.JSON).body("{\"nodes\": [{\"name\": \"x\", \"gpus\": \"many\"}]}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"nodes\": [{\"name\": \"x\", \"gpus\": \"many\"}]}")
                 .when().post("/v1/cluster:apply").then().statusCode(400).body("errors.field", hasItem("nodes[0].gpus"));
 
         assertThat(db.queryLong("select count(*) from node")).isEqualTo(nodes);

@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.equalTo;
 import dev.gantry.inventory.kubernetes.KubernetesNodeMapperTest;
 import dev.gantry.inventory.kubernetes.NodeInformer;
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -50,7 +51,7 @@ class KubernetesInformerTest {
         KubernetesClient client = server.getClient();
         client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-dgx-01")).create();
 
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dgx-01").then()
                 .statusCode(200)
                 .body("gpuModel", equalTo("NVIDIA-A100-SXM4-80GB"))
                 .body("gpus", equalTo(8))
@@ -65,25 +66,25 @@ class KubernetesInformerTest {
         client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editMetadata()
                 .addToLabels("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3")
                 .addToAnnotations("gantry.dev/leaf", "lf9").endMetadata().build());
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dgx-01").then()
                 .body("gpuModel", equalTo("NVIDIA-H100-80GB-HBM3"))
                 .body("topology.leaf", equalTo("lf9")));
 
         client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editSpec().withUnschedulable(true).endSpec().build());
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then()
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dgx-01").then()
                 .body("schedulable", equalTo(false)));
-        given().when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasItem("k8s-dgx-01")));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().body("nodes.name", org.hamcrest.Matchers.not(org.hamcrest.Matchers.hasItem("k8s-dgx-01")));
         assertThat(Nodes.events(db, "nodes.upserted", "k8s-dgx-01")).isEqualTo(upserts + 2);
 
         // a status-only edit that maps to the same node is a no-op: no event
         client.nodes().withName("k8s-dgx-01").edit(n -> new NodeBuilder(n).editMetadata()
                 .addToAnnotations("unrelated.example.com/touched", "yes").endMetadata().build());
         client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-dgx-02")).create();
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-02").then().statusCode(200));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dgx-02").then().statusCode(200));
         assertThat(Nodes.events(db, "nodes.upserted", "k8s-dgx-01")).isEqualTo(upserts + 2);
 
         client.nodes().withName("k8s-dgx-01").delete();
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-dgx-01").then().statusCode(404));
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dgx-01").then().statusCode(404));
         assertThat(Nodes.events(db, "nodes.removed", "k8s-dgx-01")).isEqualTo(1);
     }
 
@@ -98,9 +99,9 @@ class KubernetesInformerTest {
         client.nodes().resource(badCount).create();
         client.nodes().resource(KubernetesNodeMapperTest.dgxA100("k8s-good-01")).create();
 
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().when().get("/v1/nodes/k8s-good-01").then().statusCode(200));
-        given().when().get("/v1/nodes/k8s-bad-01").then().statusCode(404);
-        given().when().get("/v1/nodes/k8s-bad-02").then().statusCode(404);
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-good-01").then().statusCode(200));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-bad-01").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-bad-02").then().statusCode(404);
         assertThat(Nodes.events(db, "nodes.upserted", "k8s-bad-01")).isZero();
     }
 }

@@ -6,6 +6,7 @@ import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 
 import dev.gantry.inventory.metrics.InventoryMetrics;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.vertx.VertxContextSupport;
 import jakarta.inject.Inject;
@@ -21,7 +22,7 @@ class MetricsTest {
     void nodesAndGpusAreCountedByModelAndState() throws Throwable {
         put("metrics-01", DGX.replace("A100-SXM4-80GB", "METRICS-GPU")).statusCode(200);
         put("metrics-02", DGX.replace("A100-SXM4-80GB", "METRICS-GPU")).statusCode(200);
-        given().when().post("/v1/nodes/metrics-02:cordon").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/metrics-02:cordon").then().statusCode(200);
         VertxContextSupport.subscribeAndAwait(() -> metrics.refresh());
 
         given().when().get("/q/metrics").then().statusCode(200)

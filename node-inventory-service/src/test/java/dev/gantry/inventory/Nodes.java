@@ -3,6 +3,7 @@ package dev.gantry.inventory;
 import static io.restassured.RestAssured.given;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.restassured.http.ContentType;
 import io.restassured.response.ValidatableResponse;
 
@@ -20,8 +21,9 @@ final class Nodes {
     private Nodes() {
     }
 
+    /** The agent API as the node's own agent would call it (an agent token for {@code name}). */
     static ValidatableResponse put(String name, String body) {
-        return given().contentType(ContentType.JSON).body(body).when().put("/v1/nodes/" + name).then();
+        return given().auth().oauth2(TestTokens.agent(name)).contentType(ContentType.JSON).body(body).when().put("/v1/nodes/" + name).then();
     }
 
     static long events(TestDatabase db, String subject, String name) {

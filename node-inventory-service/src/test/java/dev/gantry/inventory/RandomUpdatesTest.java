@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.vertx.VertxContextSupport;
 import io.restassured.http.ContentType;
@@ -60,7 +61,7 @@ class RandomUpdatesTest {
     @Test
     void theSnapshotAlwaysEqualsWhatTheUpdatesDescribe() throws Throwable {
         for (String name : AGENT_NAMES) {
-            given().when().delete("/v1/nodes/" + name);
+            given().auth().oauth2(TestTokens.admin()).when().delete("/v1/nodes/" + name);
         }
         applyFile(List.of()); // the model starts with no file nodes
         long version = Nodes.version(db);
@@ -87,16 +88,16 @@ class RandomUpdatesTest {
         switch (random.nextInt(8)) {
             case 0, 1 -> {
                 Expected next = randomNode(false, current);
-                given().contentType(ContentType.JSON).body(body(null, next)).when().put("/v1/nodes/" + name).then().statusCode(200);
+                given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body(null, next)).when().put("/v1/nodes/" + name).then().statusCode(200);
                 model.put(name, next);
                 return Objects.equals(current, next) ? 0 : 1;
             }
             case 2 -> {
                 if (current == null) {
-                    given().when().post("/v1/nodes/" + name + "/heartbeat").then().statusCode(404);
+                    given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/" + name + "/heartbeat").then().statusCode(404);
                     return 0;
                 }
-                given().when().post("/v1/nodes/" + name + "/heartbeat").then().statusCode(200);
+                given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/" + name + "/heartbeat").then().statusCode(200);
                 model.put(name, with(current, current.cordoned(), "READY"));
                 return current.health().equals("READY") ? 0 : 1;
             }
@@ -105,7 +106,7 @@ class RandomUpdatesTest {
                 String target = random.nextBoolean() || model.keySet().stream().noneMatch(FILE_NAMES::contains) ? name
                         : FILE_NAMES.get(random.nextInt(FILE_NAMES.size()));
                 Expected node = model.get(target);
-                given().when().post("/v1/nodes/" + target + (cordon ? ":cordon" : ":uncordon")).then()
+                given().auth().oauth2(TestTokens.admin()).when().post("/v1/nodes/" + target + (cordon ? ":cordon" : ":uncordon")).then()
                         .statusCode(node == null ? 404 : 200);
                 if (node == null) {
                     return 0;
@@ -114,7 +115,7 @@ class RandomUpdatesTest {
                 return node.cordoned() == cordon ? 0 : 1;
             }
             case 5 -> {
-                given().when().delete("/v1/nodes/" + name).then().statusCode(current == null ? 404 : 204);
+                given().auth().oauth2(TestTokens.admin()).when().delete("/v1/nodes/" + name).then().statusCode(current == null ? 404 : 204);
                 model.remove(name);
                 return current == null ? 0 : 1;
             }
@@ -187,11 +188,11 @@ class RandomUpdatesTest {
 
     private void applyFile(List<Map.Entry<String, Expected>> nodes) {
         String json = nodes.stream().map(e -> body(e.getKey(), e.getValue())).collect(Collectors.joining(",", "{\"nodes\":[", "]}"));
-        given().contentType(ContentType.JSON).body(json).when().post("/v1/cluster:apply").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(json).when().post("/v1/cluster:apply").then().statusCode(200);
     }
 
     private void assertSnapshotMatchesModel(int step) {
-        JsonPath snapshot = given().when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath();
+        JsonPath snapshot = given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath();
         Map<String, String> actual = new TreeMap<>();
         List<Map<String, Object>> nodes = snapshot.getList("nodes");
         for (Map<String, Object> node : nodes) {
@@ -209,7 +210,7 @@ class RandomUpdatesTest {
         assertThat(actual).as("snapshot at step %d", step).isEqualTo(expected);
 
         for (Map.Entry<String, Expected> entry : model.entrySet()) {
-            JsonPath node = given().when().get("/v1/nodes/" + entry.getKey()).then().statusCode(200).extract().jsonPath();
+            JsonPath node = given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/" + entry.getKey()).then().statusCode(200).extract().jsonPath();
             assertThat(node.getBoolean("schedulable")).as("%s schedulable at step %d", entry.getKey(), step).isEqualTo(entry.getValue().schedulable());
             assertThat(node.getString("health")).as("%s health at step %d", entry.getKey(), step).isEqualTo(entry.getValue().health());
         }

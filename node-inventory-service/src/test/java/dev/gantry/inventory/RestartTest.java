@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -82,7 +83,7 @@ class RestartTest {
     @Test
     void theVersionContinuesFromTheStoredOneAndTheClusterFileIsLoadedAtStart() {
         long before = VersionBeforeStart.version;
-        long atStart = given().when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath().getLong("version");
+        long atStart = given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath().getLong("version");
         org.jboss.logging.Logger.getLogger(RestartTest.class).infof("version stored before the restart: %d, after start: %d", before, atStart);
         assertThat(atStart).as("never below the version stored before the restart (%d)", before).isGreaterThanOrEqualTo(Math.max(before, 0));
         if (VersionBeforeStart.nodes > 0) {
@@ -90,12 +91,12 @@ class RestartTest {
                     .isGreaterThanOrEqualTo(VersionBeforeStart.nodes);
         }
 
-        given().when().get("/v1/nodes/boot-dgx-01").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/boot-dgx-01").then().statusCode(200)
                 .body("gpus", equalTo(8)).body("topology.leaf", equalTo("lf1"));
         assertThat(db.queryString("select source from node where name = 'boot-l4-01'")).isEqualTo("FILE");
 
         put("after-restart-01", DGX.replace("224000", Long.toString(100_000 + atStart))).statusCode(200);
-        long after = given().when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath().getLong("version");
+        long after = given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().statusCode(200).extract().jsonPath().getLong("version");
         assertThat(after).isEqualTo(atStart + 1);
     }
 }

@@ -12,6 +12,7 @@ import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.inventory.kubernetes.NodeInformer;
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.restassured.http.ContentType;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +48,7 @@ class SnapshotTest {
             List<Future<Integer>> results = new ArrayList<>();
             for (int i = 0; i < writers; i++) {
                 String name = "race-" + i;
-                results.add(pool.submit(() -> given().contentType(ContentType.JSON).body(DGX)
+                results.add(pool.submit(() -> given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(DGX)
                         .when().put("/v1/nodes/" + name).then().extract().statusCode()));
             }
             for (Future<Integer> result : results) {
@@ -68,20 +69,20 @@ class SnapshotTest {
     @Test
     void theVersionIsTheEtagAndAnUnchangedSnapshotIsNotModified() {
         put("snap-01", DGX).statusCode(200);
-        var first = given().when().get("/v1/snapshot").then().statusCode(200)
+        var first = given().auth().oauth2(TestTokens.admin()).when().get("/v1/snapshot").then().statusCode(200)
                 .body("nodes.name", hasItem("snap-01")).extract();
         long version = first.jsonPath().getLong("version");
         assertThat(first.header("ETag")).isEqualTo("\"" + version + "\"");
         assertThat(version).isEqualTo(Nodes.version(db));
 
-        given().header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then().statusCode(304);
-        given().header("If-None-Match", "W/\"" + version + "\", \"1\"").when().get("/v1/snapshot").then().statusCode(304);
+        given().auth().oauth2(TestTokens.admin()).header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then().statusCode(304);
+        given().auth().oauth2(TestTokens.admin()).header("If-None-Match", "W/\"" + version + "\", \"1\"").when().get("/v1/snapshot").then().statusCode(304);
         put("snap-01", DGX).statusCode(200);
-        given().header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then()
+        given().auth().oauth2(TestTokens.admin()).header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then()
                 .statusCode(304);
 
         put("snap-01", DGX.replace("224000", "200000")).statusCode(200);
-        given().header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).header("If-None-Match", "\"" + version + "\"").when().get("/v1/snapshot").then().statusCode(200)
                 .header("ETag", containsString(Long.toString(version + 1)))
                 .body("version", equalTo((int) version + 1));
     }

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.ValidatableResponse;
@@ -33,11 +34,11 @@ class AdmissionCheckResourceTest {
     }
 
     private static void put(String path, String body) {
-        given().contentType(ContentType.JSON).body(body).when().put(path).then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body).when().put(path).then().statusCode(200);
     }
 
     private static ValidatableResponse check(String body) {
-        return given().contentType(ContentType.JSON).body(body).when().post("/v1/admission-checks").then();
+        return given().auth().oauth2(TestTokens.service()).contentType(ContentType.JSON).body(body).when().post("/v1/admission-checks").then();
     }
 
     private static String job(String user, String team, String queue, int gpus, String extra) {
@@ -77,7 +78,8 @@ class AdmissionCheckResourceTest {
         rejected(job("alice", "ml", "adm-team", 1, "").replace("\"queue\"", "\"priority\": 2147483, \"queue\""), "PriorityAboveLimit",
                 "the job asks for priority 2147483; queue 'adm-team' sets no maxPriority, so its default priority allows at most 0");
         check(base + ", \"priority\": 2147483647}").statusCode(400);
-        given().contentType(ContentType.JSON).body("{\"limits\": {\"maxPriority\": 2147483647}}").when().put("/v1/queues/adm-wild")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"limits\": {\"maxPriority\": 2147483647}}")
+                .when().put("/v1/queues/adm-wild")
                 .then().statusCode(400);
     }
 

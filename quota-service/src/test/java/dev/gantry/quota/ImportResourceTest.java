@@ -11,6 +11,7 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.ValidatableResponse;
 import jakarta.inject.Inject;
@@ -70,7 +71,7 @@ class ImportResourceTest {
             """;
 
     private static ValidatableResponse post(String yaml) {
-        return given().contentType("application/yaml").body(yaml.getBytes(java.nio.charset.StandardCharsets.UTF_8)).when().post("/v1/import").then();
+        return given().auth().oauth2(TestTokens.admin()).contentType("application/yaml").body(yaml.getBytes(java.nio.charset.StandardCharsets.UTF_8)).when().post("/v1/import").then();
     }
 
     @Test
@@ -82,7 +83,7 @@ class ImportResourceTest {
                         "documents[1].spec.capability.pods is ignored: Gantry shares only cpu, memory and nvidia.com/gpu",
                         "documents[0]: parent 'root' (Volcano's implicit root) read as a top-level queue"));
 
-        given().when().get("/v1/queues/imp-research").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/imp-research").then().statusCode(200)
                 .body("parent", nullValue())
                 .body("weight", equalTo(3))
                 .body("reclaimable", equalTo(false))
@@ -92,23 +93,23 @@ class ImportResourceTest {
                 .body("guarantee.gpus", equalTo(16))
                 .body("guarantee.cpuMillis", equalTo(96000))
                 .body("guarantee.memoryMiB", equalTo(768 * 1024));
-        given().when().get("/v1/queues/imp-vision").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/imp-vision").then().statusCode(200)
                 .body("parent", equalTo("imp-research"))
                 .body("capability.cpuMillis", equalTo(250500))
                 .body("capability.memoryMiB", equalTo(512))
                 .body("reclaimable", equalTo(true));
-        given().when().get("/v1/priority-classes/imp-high").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/priority-classes/imp-high").then().statusCode(200)
                 .body("value", equalTo(100000))
                 .body("preemptionPolicy", equalTo("Never"));
 
         // importing again replaces the Volcano fields and keeps what Volcano does not carry (state)
-        given().contentType("application/json").body("{\"parent\": \"imp-research\", \"state\": \"CLOSED\", \"guarantee\": {\"gpus\": 8},"
+        given().auth().oauth2(TestTokens.admin()).contentType("application/json").body("{\"parent\": \"imp-research\", \"state\": \"CLOSED\", \"guarantee\": {\"gpus\": 8},"
                 + " \"capability\": {\"gpus\": 32}}").when().put("/v1/queues/imp-vision").then().statusCode(200);
         post(MANIFESTS.replace("weight: 1", "weight: 5")).statusCode(200);
-        given().when().get("/v1/queues/imp-vision").then().body("weight", equalTo(5)).body("state", equalTo("CLOSED"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/imp-vision").then().body("weight", equalTo(5)).body("state", equalTo("CLOSED"));
         // ...unless the manifest states it (Volcano's status.state)
         post(MANIFESTS.replace("weight: 1", "weight: 5\n  state: Open")).statusCode(200);
-        given().when().get("/v1/queues/imp-vision").then().body("state", equalTo("OPEN"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/imp-vision").then().body("state", equalTo("OPEN"));
     }
 
     @Test
@@ -177,7 +178,7 @@ class ImportResourceTest {
                 .body("errors.field", hasItems("documents[1].guarantee.gpus", "documents[2].parent"));
         assertThat(db.queryLong("select count(*) from queue")).isEqualTo(queues);
         assertThat(db.queryLong("select count(*) from priority_class")).isEqualTo(classes);
-        given().when().get("/v1/queues/imp-fine").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/imp-fine").then().statusCode(404);
     }
 
     @Test

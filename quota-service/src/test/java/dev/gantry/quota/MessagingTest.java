@@ -13,6 +13,7 @@ import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.contracts.quota.QuotaShares;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
+import dev.gantry.testing.TestTokens;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.nats.client.Message;
 import io.nats.client.Subscription;
@@ -52,7 +53,7 @@ class MessagingTest {
 
     @Test
     void placementBoundTwiceIsCountedOnceAndReleaseFreesIt() throws Exception {
-        given().contentType(ContentType.JSON).body("{\"capability\": {\"gpus\": 16}}").when().put("/v1/queues/msg-team").then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"capability\": {\"gpus\": 16}}").when().put("/v1/queues/msg-team").then().statusCode(200);
         UUID jobId = UUID.randomUUID();
         EventEnvelope<PlacementBound> bound = EventEnvelope.of(Subjects.PLACEMENTS_BOUND, jobId.toString(),
                 new PlacementBound(jobId, "msg-team", "alice", 4, "H100", 32000, 256000, Instant.now()));
@@ -69,7 +70,7 @@ class MessagingTest {
                     assertThat(consumed(Subjects.PLACEMENTS_STREAM, "duplicate")).isGreaterThanOrEqualTo(duplicatesBefore + 1));
             assertThat(db.queryLong("select count(*) from allocation where job_id = ?", jobId)).isEqualTo(1);
             assertThat(db.queryLong("select count(*) from processed_event where event_id = ?", bound.eventId())).isEqualTo(1);
-            given().when().get("/v1/queues/msg-team/status").then().statusCode(200).body("allocated.gpus", equalTo(4.0f));
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/msg-team/status").then().statusCode(200).body("allocated.gpus", equalTo(4.0f));
 
             // quota.shares carries the queue with its allocation (published on change and every period)
             QuotaShares.QueueShare seen = null;

@@ -8,6 +8,7 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -21,32 +22,32 @@ class PriorityClassAndUserLimitResourceTest {
 
     @Test
     void priorityClassesAreStoredListedAndDeleted() {
-        given().contentType(ContentType.JSON).body("{\"value\": 1000, \"description\": \"production training\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 1000, \"description\": \"production training\"}")
                 .when().put("/v1/priority-classes/pc-high").then().statusCode(200)
                 .body("preemptionPolicy", equalTo("PreemptLowerPriority"))
                 .body("globalDefault", equalTo(false));
-        given().contentType(ContentType.JSON).body("{\"value\": 10, \"preemptionPolicy\": \"Never\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 10, \"preemptionPolicy\": \"Never\"}")
                 .when().put("/v1/priority-classes/pc-low").then().statusCode(200);
-        given().when().get("/v1/priority-classes/pc-low").then().statusCode(200).body("preemptionPolicy", equalTo("Never"));
-        given().when().get("/v1/priority-classes").then().statusCode(200).body("name", hasItem("pc-high"));
-        given().when().delete("/v1/priority-classes/pc-low").then().statusCode(204);
-        given().when().get("/v1/priority-classes/pc-low").then().statusCode(404).contentType(startsWith("application/problem+json"));
-        given().when().delete("/v1/priority-classes/pc-low").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/priority-classes/pc-low").then().statusCode(200).body("preemptionPolicy", equalTo("Never"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/priority-classes").then().statusCode(200).body("name", hasItem("pc-high"));
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/priority-classes/pc-low").then().statusCode(204);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/priority-classes/pc-low").then().statusCode(404).contentType(startsWith("application/problem+json"));
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/priority-classes/pc-low").then().statusCode(404);
     }
 
     @Test
     void invalidPriorityClassesAreRefusedAndNothingIsStored() {
         long before = db.queryLong("select count(*) from priority_class");
-        given().contentType(ContentType.JSON).body("{}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{}")
                 .when().put("/v1/priority-classes/pc-novalue").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("value"));
-        given().contentType(ContentType.JSON).body("{\"value\": 1, \"preemptionPolicy\": \"Sometimes\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 1, \"preemptionPolicy\": \"Sometimes\"}")
                 .when().put("/v1/priority-classes/pc-policy").then().statusCode(400);
-        given().contentType(ContentType.JSON).body("{\"value\": 2000000000}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 2000000000}")
                 .when().put("/v1/priority-classes/pc-system").then().statusCode(422)
                 .body("errors.field", hasItem("value"));
-        given().contentType(ContentType.JSON).body("{\"value\": 1}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 1}")
                 .when().put("/v1/priority-classes/Not_A_Name").then().statusCode(422)
                 .body("errors.field", hasItem("name"));
         assertThat(db.queryLong("select count(*) from priority_class")).isEqualTo(before);
@@ -54,34 +55,34 @@ class PriorityClassAndUserLimitResourceTest {
 
     @Test
     void onlyOneDefaultPriorityClass() {
-        given().contentType(ContentType.JSON).body("{\"value\": 100, \"globalDefault\": true}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 100, \"globalDefault\": true}")
                 .when().put("/v1/priority-classes/pc-default").then().statusCode(200);
-        given().contentType(ContentType.JSON).body("{\"value\": 200, \"globalDefault\": true}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 200, \"globalDefault\": true}")
                 .when().put("/v1/priority-classes/pc-second-default").then().statusCode(422)
                 .body("detail", equalTo("globalDefault: 'pc-default' is already the default priority class"));
         // the default itself may be updated
-        given().contentType(ContentType.JSON).body("{\"value\": 150, \"globalDefault\": true}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"value\": 150, \"globalDefault\": true}")
                 .when().put("/v1/priority-classes/pc-default").then().statusCode(200);
         assertThat(db.queryLong("select count(*) from priority_class where global_default")).isEqualTo(1);
-        given().when().delete("/v1/priority-classes/pc-default").then().statusCode(204);
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/priority-classes/pc-default").then().statusCode(204);
     }
 
     @Test
     void userLimitsAreStoredReadAndDeleted() {
-        given().contentType(ContentType.JSON).body("{\"maxGpusPerJob\": 8, \"maxPendingJobs\": 20}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"maxGpusPerJob\": 8, \"maxPendingJobs\": 20}")
                 .when().put("/v1/user-limits/bob").then().statusCode(200).body("user", equalTo("bob"));
-        given().when().get("/v1/user-limits/bob").then().statusCode(200).body("maxGpusPerJob", equalTo(8));
-        given().when().get("/v1/user-limits").then().statusCode(200).body("user", hasItem("bob"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/user-limits/bob").then().statusCode(200).body("maxGpusPerJob", equalTo(8));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/user-limits").then().statusCode(200).body("user", hasItem("bob"));
         long before = db.queryLong("select count(*) from user_limit");
-        given().contentType(ContentType.JSON).body("{\"maxGpusPerJob\": -1}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"maxGpusPerJob\": -1}")
                 .when().put("/v1/user-limits/carol").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("maxGpusPerJob"));
-        given().contentType(ContentType.JSON).body("{\"maxPendingJobs\": \"many\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"maxPendingJobs\": \"many\"}")
                 .when().put("/v1/user-limits/carol").then().statusCode(400)
                 .body("detail", containsString("not valid JSON"));
         assertThat(db.queryLong("select count(*) from user_limit")).isEqualTo(before);
-        given().when().delete("/v1/user-limits/bob").then().statusCode(204);
-        given().when().get("/v1/user-limits/bob").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/user-limits/bob").then().statusCode(204);
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/user-limits/bob").then().statusCode(404);
     }
 }

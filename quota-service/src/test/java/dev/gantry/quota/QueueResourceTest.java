@@ -1,6 +1,7 @@
 package dev.gantry.quota;
 
 import dev.gantry.testing.FreshTestConsumers;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.ResourceArg;
 
@@ -29,25 +30,25 @@ class QueueResourceTest {
     TestDatabase db;
 
     private static void put(String name, String body, int status) {
-        given().contentType(ContentType.JSON).body(body).when().put("/v1/queues/" + name).then().statusCode(status);
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body).when().put("/v1/queues/" + name).then().statusCode(status);
     }
 
     @Test
     void queueTreeIsStoredWithDefaultsAndReadBack() {
-        given().contentType(ContentType.JSON).body("{\"weight\": 2, \"guarantee\": {\"gpus\": 16, \"cpuMillis\": 128000, \"memoryMiB\": 1048576}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"weight\": 2, \"guarantee\": {\"gpus\": 16, \"cpuMillis\": 128000, \"memoryMiB\": 1048576}}")
                 .when().put("/v1/queues/research").then().statusCode(200)
                 .body("capability.gpus", nullValue())
                 .body("guarantee.cpuMillis", equalTo(128000))
                 .body("reclaimable", equalTo(true))
                 .body("state", equalTo("OPEN"));
-        given().contentType(ContentType.JSON).body("""
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("""
                 {"parent": "research", "guarantee": {"gpus": 8, "cpuMillis": 64000, "memoryMiB": 512000, "gpusByModel": {"A100-SXM4-80GB": 4}},
                  "capability": {"gpus": 16, "memoryMiB": 1048576}, "reclaimable": false,
                  "members": {"users": ["alice"], "teams": ["vision"]},
                  "limits": {"maxRunningGpus": 12, "maxGpusPerJob": 8, "maxPendingJobsPerUser": 5}}""")
                 .when().put("/v1/queues/vision").then().statusCode(200);
 
-        given().when().get("/v1/queues/vision").then().statusCode(200)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/vision").then().statusCode(200)
                 .body("parent", equalTo("research"))
                 .body("weight", equalTo(1))
                 .body("capability.gpus", equalTo(16))
@@ -56,7 +57,7 @@ class QueueResourceTest {
                 .body("members.teams", hasItem("vision"))
                 .body("members.empty", nullValue())
                 .body("limits.maxRunningGpus", equalTo(12));
-        given().when().get("/v1/queues").then().statusCode(200).body("name", hasItems("research", "vision"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues").then().statusCode(200).body("name", hasItems("research", "vision"));
         assertThat(db.queryLong("select guarantee_gpus from queue where name = 'research'")).isEqualTo(16);
         assertThat(db.queryLong("select guarantee_memory_mib from queue where name = 'vision'")).isEqualTo(512000);
     }
@@ -68,46 +69,46 @@ class QueueResourceTest {
         long before = db.queryLong("select count(*) from queue");
         String beforeA = db.queryString("select guarantee_gpus || '/' || coalesce(parent, '-') from queue where name = 'tree-a'");
 
-        given().contentType(ContentType.JSON).body("{\"weight\": 0}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"weight\": 0}")
                 .when().put("/v1/queues/zero-weight").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("weight"));
-        given().contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": -1}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": -1}}")
                 .when().put("/v1/queues/negative").then().statusCode(400)
                 .body("errors.field", hasItem("guarantee.gpus"));
-        given().contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": 9}, \"capability\": {\"gpus\": 8}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": 9}, \"capability\": {\"gpus\": 8}}")
                 .when().put("/v1/queues/over-guaranteed").then().statusCode(422)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("guarantee.gpus"));
-        given().contentType(ContentType.JSON).body("{\"guarantee\": {\"cpuMillis\": 9000}, \"capability\": {\"cpuMillis\": 8000}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"guarantee\": {\"cpuMillis\": 9000}, \"capability\": {\"cpuMillis\": 8000}}")
                 .when().put("/v1/queues/over-cpu").then().statusCode(422)
                 .body("errors.field", hasItem("guarantee.cpuMillis"));
-        given().contentType(ContentType.JSON).body("{\"parent\": \"no-such-parent\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"parent\": \"no-such-parent\"}")
                 .when().put("/v1/queues/orphan").then().statusCode(422)
                 .body("detail", equalTo("parent: no queue named no-such-parent"));
-        given().contentType(ContentType.JSON).body("{}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{}")
                 .when().put("/v1/queues/Bad_Name").then().statusCode(422)
                 .body("errors.field", hasItem("name"));
-        given().contentType(ContentType.JSON).body("{\"weight\": \"heavy\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"weight\": \"heavy\"}")
                 .when().put("/v1/queues/typo").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"));
-        given().contentType(ContentType.JSON).body("{\"state\": \"HALF_OPEN\"}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"state\": \"HALF_OPEN\"}")
                 .when().put("/v1/queues/typo").then().statusCode(400);
         // children's guarantees must fit the parent's: 5 + 4 > 8
-        given().contentType(ContentType.JSON).body("{\"parent\": \"tree-org\", \"guarantee\": {\"gpus\": 4}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"parent\": \"tree-org\", \"guarantee\": {\"gpus\": 4}}")
                 .when().put("/v1/queues/tree-b").then().statusCode(422)
                 .body("errors.field", hasItem("guarantee.gpus"))
                 .body("detail", containsString("would add up to 9 GPUs, more than its guarantee of 8"));
         // nor may the parent's guarantee drop below them
-        given().contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": 4}, \"capability\": {\"gpus\": 16}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"guarantee\": {\"gpus\": 4}, \"capability\": {\"gpus\": 16}}")
                 .when().put("/v1/queues/tree-org").then().statusCode(422)
                 .body("detail", containsString("must cover the guarantees of its children"));
         // a child's capability stays within its parent's
-        given().contentType(ContentType.JSON).body("{\"parent\": \"tree-org\", \"capability\": {\"gpus\": 32}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"parent\": \"tree-org\", \"capability\": {\"gpus\": 32}}")
                 .when().put("/v1/queues/tree-c").then().statusCode(422)
                 .body("errors.field", hasItem("capability.gpus"));
         // no cycles: tree-org under its own child
-        given().contentType(ContentType.JSON).body("{\"parent\": \"tree-a\", \"guarantee\": {\"gpus\": 8}, \"capability\": {\"gpus\": 16}}")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"parent\": \"tree-a\", \"guarantee\": {\"gpus\": 8}, \"capability\": {\"gpus\": 16}}")
                 .when().put("/v1/queues/tree-org").then().statusCode(422)
                 .body("errors.field", hasItem("parent"))
                 .body("detail", containsString("cannot be its own ancestor"));
@@ -123,14 +124,14 @@ class QueueResourceTest {
         put("del-org", "{}", 200);
         put("del-team", "{\"parent\": \"del-org\"}", 200);
         put("del-team", "{\"parent\": \"del-org\", \"state\": \"CLOSED\"}", 200);
-        given().when().get("/v1/queues/del-team").then().body("state", equalTo("CLOSED"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/del-team").then().body("state", equalTo("CLOSED"));
 
-        given().when().delete("/v1/queues/del-org").then().statusCode(422)
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/queues/del-org").then().statusCode(422)
                 .contentType(startsWith("application/problem+json"))
                 .body("detail", equalTo("name: queue 'del-org' has child queues (del-team); delete or move them first"));
-        given().when().delete("/v1/queues/del-team").then().statusCode(204);
-        given().when().delete("/v1/queues/del-org").then().statusCode(204);
-        given().when().delete("/v1/queues/del-org").then().statusCode(404).contentType(startsWith("application/problem+json"));
-        given().when().get("/v1/queues/del-org").then().statusCode(404);
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/queues/del-team").then().statusCode(204);
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/queues/del-org").then().statusCode(204);
+        given().auth().oauth2(TestTokens.admin()).when().delete("/v1/queues/del-org").then().statusCode(404).contentType(startsWith("application/problem+json"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/del-org").then().statusCode(404);
     }
 }

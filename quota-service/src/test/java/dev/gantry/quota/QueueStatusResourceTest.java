@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -25,7 +26,7 @@ class QueueStatusResourceTest {
     TestDatabase db;
 
     private static void put(String name, String body) {
-        given().contentType(ContentType.JSON).body(body).when().put("/v1/queues/" + name).then().statusCode(200);
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body).when().put("/v1/queues/" + name).then().statusCode(200);
     }
 
     private void pending(UUID id, String queue, int gpus) {
@@ -50,7 +51,7 @@ class QueueStatusResourceTest {
             db.execute("insert into allocation (job_id, queue, owner, gpus, gpu_model, cpu_millis, memory_mib, bound_at) "
                     + "values (?, 'st-normal', 'bob', 12, 'A100-SXM4-80GB', 96000, 512000, now())", running);
 
-            given().when().get("/v1/queues/st-urgent/status").then().statusCode(200)
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/st-urgent/status").then().statusCode(200)
                     .body("deserved.gpus", equalTo(8.0f))
                     .body("deserved.reason", containsString("capped by its capability (8 GPUs, demand 16)"))
                     .body("pending.gpus", equalTo(16.0f))
@@ -62,7 +63,7 @@ class QueueStatusResourceTest {
                     .body("capacity.gpus", equalTo(16.0f))
                     .body("borrowed.gpus", equalTo(0.0f));
 
-            given().when().get("/v1/queues/st-normal/status").then().statusCode(200)
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/st-normal/status").then().statusCode(200)
                     .body("deserved.gpus", equalTo(8.0f))
                     .body("deserved.reason", containsString("the GPUs of the cluster are all shared out"))
                     .body("allocated.gpus", equalTo(12.0f))
@@ -95,11 +96,11 @@ class QueueStatusResourceTest {
         UUID p = UUID.randomUUID();
         try {
             pending(p, "st-team", 6);
-            given().when().get("/v1/queues/st-org/status").then().statusCode(200)
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/st-org/status").then().statusCode(200)
                     .body("pending.gpus", equalTo(6.0f))
                     .body("pending.reason", equalTo("6 GPUs asked for by 1 pending jobs in 'st-org' and the queues below it (from jobs.* events)"))
                     .body("guarantee.reason", containsString("4 GPUs are its deserved minimum"));
-            given().when().get("/v1/queues/st-team/status").then().statusCode(200)
+            given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/st-team/status").then().statusCode(200)
                     .body("deserved.gpus", equalTo(6.0f))
                     .body("deserved.reason", containsString("4 guaranteed first"));
         } finally {
@@ -116,7 +117,7 @@ class QueueStatusResourceTest {
 
     @Test
     void unknownQueueIsNotFound() {
-        given().when().get("/v1/queues/st-nowhere/status").then().statusCode(404)
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/queues/st-nowhere/status").then().statusCode(404)
                 .contentType(startsWith("application/problem+json"));
     }
 }

@@ -1,5 +1,6 @@
 package dev.gantry.admission.console;
 
+import dev.gantry.kit.problem.Problem;
 import io.quarkus.security.AuthenticationFailedException;
 import io.vertx.ext.web.Router;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -14,7 +15,8 @@ import jakarta.enterprise.event.Observes;
 public class ExpiredLogin {
 
     void install(@Observes Router router) {
-        router.route().order(-1).failureHandler(ctx -> {
+        // before service-kit's AuthenticationProblems (order -1), which answers everyone else's failed token
+        router.route().order(-2).failureHandler(ctx -> {
             boolean authFailed = ctx.failure() instanceof AuthenticationFailedException
                     || ctx.failure() != null && ctx.failure().getCause() instanceof AuthenticationFailedException;
             if (!authFailed || ctx.request().getCookie(ConsoleResource.COOKIE) == null || ctx.response().headWritten()) {
@@ -26,7 +28,9 @@ public class ExpiredLogin {
             if (accept != null && accept.contains("text/html")) {
                 ctx.response().setStatusCode(303).putHeader("Location", "/login?expired=1").end();
             } else {
-                ctx.response().setStatusCode(401).end();
+                ctx.response().setStatusCode(401).putHeader("Content-Type", Problem.MEDIA_TYPE)
+                        .end("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401,"
+                                + "\"detail\":\"the login token was not accepted; log in again\"}");
             }
         });
     }

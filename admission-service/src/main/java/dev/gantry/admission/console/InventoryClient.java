@@ -1,16 +1,19 @@
 package dev.gantry.admission.console;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.QueryParam;
 import java.util.List;
+import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
 /** node-inventory-service's node list, as far as the console draws it. */
 @Path("/v1/nodes")
 @RegisterRestClient(configKey = "inventory")
+@RegisterClientHeaders(ServiceTokenHeaders.class)
 public interface InventoryClient {
 
     /** Only what the heat map needs; the inventory's other fields are ignored, so it may grow. */

@@ -1,16 +1,19 @@
 package dev.gantry.admission.console;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import java.util.List;
+import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
 /** quota-service's queues and their fair-share status (the same service as the admission check). */
 @Path("/v1/queues")
 @RegisterRestClient(configKey = "quota")
+@RegisterClientHeaders(ServiceTokenHeaders.class)
 public interface QueuesClient {
 
     @JsonIgnoreProperties(ignoreUnknown = true)

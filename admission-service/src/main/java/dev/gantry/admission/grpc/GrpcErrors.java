@@ -8,8 +8,9 @@ import dev.gantry.kit.outbox.EventTooLargeException;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
 import io.grpc.StatusRuntimeException;
-import io.quarkus.security.UnauthorizedException;
 import io.grpc.protobuf.StatusProto;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.ws.rs.NotFoundException;
 
 /**
@@ -30,6 +31,9 @@ final class GrpcErrors {
         }
         if (failure instanceof UnauthorizedException) {
             return status(Code.UNAUTHENTICATED, "a bearer token is required (authorization: Bearer <JWT>)", null);
+        }
+        if (failure instanceof ForbiddenException e) {
+            return status(Code.PERMISSION_DENIED, e.getMessage(), null);
         }
         if (failure instanceof NotFoundException e) {
             return status(Code.NOT_FOUND, e.getMessage(), null);

@@ -1,17 +1,20 @@
 package dev.gantry.admission.quota;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.quarkus.rest.client.reactive.ClientExceptionMapper;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.Response;
 import java.util.Set;
+import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
 /** quota-service's admission check: may this user put this job in this queue? */
 @Path("/v1/admission-checks")
 @RegisterRestClient(configKey = "quota")
+@RegisterClientHeaders(ServiceTokenHeaders.class)
 public interface QuotaClient {
 
     /** {@code priority}: the number the job asks for, null when it names none (0). */

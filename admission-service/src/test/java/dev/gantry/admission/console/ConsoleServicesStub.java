@@ -45,17 +45,22 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
     private HttpServer placement;
     private HttpServer quota;
 
+    /** Bearer tokens the stub was called with, newest last: admission must send its service token. */
+    static final List<String> AUTHORIZATIONS = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     @Override
     public Map<String, String> start() {
-        inventory = serve(18093, exchange -> {
+        // quota on the base port, inventory on base + 1, placement on base + 2 (default 18092..18094, as the %test profile says)
+        int base = Integer.getInteger("gantry.test.console-stub-port", 18092);
+        inventory = serve(base + 1, exchange -> {
             if (inventoryDown) {
                 return new Answer(500, "{\"status\": 500}");
             }
             String query = exchange.getRequestURI().getQuery();
             return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2 : NODES_PAGE_1);
         });
-        placement = serve(18094, exchange -> new Answer(200, allocations));
-        quota = serve(18092, exchange -> {
+        placement = serve(base + 2, exchange -> new Answer(200, allocations));
+        quota = serve(base, exchange -> {
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/v1/queues")) {
                 return new Answer(200, QUEUES);
@@ -63,7 +68,8 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             String name = path.replaceAll("^/v1/queues/([^/]+)/status$", "$1");
             return new Answer(200, status(name));
         });
-        return Map.of();
+        return Map.of("gantry.quota.url", "http://127.0.0.1:" + base, "gantry.inventory.url", "http://127.0.0.1:" + (base + 1),
+                "gantry.placement.url", "http://127.0.0.1:" + (base + 2));
     }
 
     private static String status(String queue) {
@@ -96,7 +102,10 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
         try {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
             server.createContext("/", exchange -> {
-                Answer answer = handler.answer(exchange);
+                // as the real services do: 401 unless the caller is a service (gantry_role=service in the token)
+                String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+                AUTHORIZATIONS.add(String.valueOf(authorization));
+                Answer answer = isServiceToken(authorization) ? handler.answer(exchange) : new Answer(401, "{\"status\": 401}");
                 byte[] body = answer.json().getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().put("Content-Type", List.of("application/json"));
                 exchange.sendResponseHeaders(answer.status(), body.length);
@@ -108,6 +117,19 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A bearer JWT whose payload says gantry_role=service (its signature is the real services' business). */
+    static boolean isServiceToken(String authorization) {
+        if (authorization == null || !authorization.startsWith("Bearer ")) {
+            return false;
+        }
+        String[] parts = authorization.substring("Bearer ".length()).split("\\.");
+        if (parts.length != 3) {
+            return false;
+        }
+        String payload = new String(java.util.Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8);
+        return payload.replace(" ", "").contains("\"gantry_role\":\"service\"");
     }
 
     @Override

@@ -9,12 +9,12 @@ import static org.hamcrest.Matchers.not;
 import static org.hamcrest.Matchers.nullValue;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.Response;
-import io.smallrye.jwt.build.Jwt;
 import jakarta.inject.Inject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -48,7 +48,7 @@ class ConsoleTest {
     URL updates;
 
     static String token(String user, String... groups) {
-        return Jwt.issuer("gantry").subject(user).groups(Set.of(groups)).expiresIn(600).sign();
+        return TestTokens.user(user, groups);
     }
 
     @AfterEach
@@ -176,6 +176,17 @@ class ConsoleTest {
     }
 
     @Test
+    void theConsoleReadsTheOtherServicesWithAdmissionsServiceTokenNotTheUsers() {
+        String alice = token("alice", "vision");
+        ConsoleServicesStub.AUTHORIZATIONS.clear();
+        page("/cluster", alice);
+        page("/queues", alice);
+        assertThat(ConsoleServicesStub.AUTHORIZATIONS).isNotEmpty()
+                .allSatisfy(header -> assertThat(ConsoleServicesStub.isServiceToken(header)).as(header).isTrue())
+                .noneMatch(header -> header.contains(alice));
+    }
+
+    @Test
     void clusterPageDrawsEveryGpuColouredByQueueSplitWhenShared() {
         String alice = token("alice", "vision");
         String train = submit(alice, "heat-train", 2, 2);
@@ -260,7 +271,7 @@ class ConsoleTest {
         assertThat(onlyMine).contains("data-job=\"" + mine + "\"").doesNotContain("data-job=\"" + teammates + "\"");
         // "all" is for admins; for others it means their teams
         assertThat(page("/jobs?scope=all", alice)).doesNotContain("data-job=\"" + otherTeam + "\"").doesNotContain("value=\"all\"");
-        String admin = page("/jobs?scope=all&state=QUEUED", token("root", "admin"));
+        String admin = page("/jobs?scope=all&state=QUEUED", TestTokens.admin());
         assertThat(admin).contains("data-job=\"" + otherTeam + "\"").contains("data-job=\"" + teammates + "\"")
                 .doesNotContain("data-job=\"" + mine + "\"");
         // every form control has a label

@@ -2,7 +2,9 @@ package dev.gantry.inventory.rest;
 
 import dev.gantry.inventory.ClusterFiles;
 import dev.gantry.inventory.NodeRegistry;
+import dev.gantry.kit.security.GantryRoles;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -39,6 +41,7 @@ public class ClusterResource {
     @Path("/{action}")
     @Operation(summary = "Apply a cluster file (JSON or YAML nodes of the scenario format): POST /v1/cluster:apply")
     @Consumes({MediaType.APPLICATION_JSON, "application/yaml", "application/x-yaml", "text/yaml"})
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<NodeRegistry.ApplyResult> apply(@PathParam("action") String action,
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
         if (!action.equals("cluster:apply")) {
@@ -54,6 +57,7 @@ public class ClusterResource {
      */
     @GET
     @Path("/snapshot")
+    @RolesAllowed({GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<Response> snapshot(@HeaderParam(HttpHeaders.IF_NONE_MATCH) String ifNoneMatch) {
         return registry.version().chain(current -> {
             if (matches(ifNoneMatch, current)) {

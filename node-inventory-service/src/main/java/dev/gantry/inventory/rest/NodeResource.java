@@ -5,8 +5,12 @@ import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.inventory.NodeRegistry;
 import dev.gantry.inventory.domain.NodeSource;
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
+import dev.gantry.kit.security.NodeScope;
 import io.quarkus.resteasy.reactive.jackson.CustomDeserialization;
+import io.quarkus.security.identity.SecurityIdentity;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -31,7 +35,8 @@ import java.util.List;
 
 /**
  * The agent API (a node registers, updates and heartbeats by name), the operator's cordon and
- * removal, and the read API.
+ * removal, and the read API. An agent token may write and read only the node it names; the agent
+ * API refuses a node that came from Kubernetes (409). Who may call what: docs/security.md.
  */
 @Path("/v1/nodes")
 @Produces(MediaType.APPLICATION_JSON)
@@ -44,16 +49,20 @@ public class NodeResource {
     }
 
     private final NodeRegistry registry;
+    private final SecurityIdentity identity;
 
-    public NodeResource(NodeRegistry registry) {
+    public NodeResource(NodeRegistry registry, SecurityIdentity identity) {
         this.registry = registry;
+        this.identity = identity;
     }
 
     @PUT
     @Path("/{name}")
     @Consumes(MediaType.APPLICATION_JSON)
     @CustomDeserialization(StrictJson.class)
+    @RolesAllowed({GantryRoles.ADMIN, GantryRoles.AGENT})
     public Uni<NodeInfo> put(@PathParam("name") String name, @Valid @NotNull NodeSpec request) {
+        NodeScope.requireOwnNode(identity, name);
         List<FieldViolation> errors = new ArrayList<>();
         NodeInfo described = request.describe(name, "", NodeInfo.Health.READY, Instant.now(), errors);
         if (!errors.isEmpty()) {
@@ -64,7 +73,9 @@ public class NodeResource {
 
     @POST
     @Path("/{name}/heartbeat")
+    @RolesAllowed({GantryRoles.ADMIN, GantryRoles.AGENT})
     public Uni<NodeInfo> heartbeat(@PathParam("name") String name) {
+        NodeScope.requireOwnNode(identity, name);
         return registry.heartbeat(name, Instant.now()).onItem().ifNull().failWith(() -> notFound(name));
     }
 
@@ -76,6 +87,7 @@ public class NodeResource {
     @POST
     @Path("/{nameAndAction}")
     @Operation(summary = "Cordon or uncordon a node: POST /v1/nodes/{name}:cordon, POST /v1/nodes/{name}:uncordon")
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<NodeInfo> action(@PathParam("nameAndAction") String nameAndAction) {
         int colon = nameAndAction.lastIndexOf(':');
         String name = colon < 0 ? nameAndAction : nameAndAction.substring(0, colon);
@@ -90,6 +102,7 @@ public class NodeResource {
 
     @DELETE
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<Response> delete(@PathParam("name") String name) {
         return registry.remove(name, null).map(removed -> {
             if (!removed) {
@@ -101,12 +114,15 @@ public class NodeResource {
 
     @GET
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE, GantryRoles.AGENT})
     public Uni<NodeInfo> get(@PathParam("name") String name) {
+        NodeScope.requireOwnNode(identity, name);
         return registry.find(name).onItem().ifNull().failWith(() -> notFound(name));
     }
 
     /** Nodes in name order, filtered by GPU model, leaf and effective schedulability; paged by {@code limit} and {@code cursor}. */
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<NodePage> list(@QueryParam("model") String model, @QueryParam("leaf") String leaf,
             @QueryParam("schedulable") String schedulable, @QueryParam("limit") @DefaultValue("100") int limit,
             @QueryParam("cursor") String cursor) {

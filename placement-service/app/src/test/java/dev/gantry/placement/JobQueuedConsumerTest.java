@@ -1,6 +1,7 @@
 package dev.gantry.placement;
 
 import dev.gantry.testing.FreshTestConsumers;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.ResourceArg;
 
@@ -72,7 +73,7 @@ class JobQueuedConsumerTest {
         assertThat(db.queryLong("select count(*) from processed_event where event_id = ?::uuid", event.eventId().toString()))
                 .isEqualTo(1);
 
-        given().when().get("/v1/pending-jobs").then().statusCode(200)
+        given().auth().oauth2(TestTokens.service()).when().get("/v1/pending-jobs").then().statusCode(200)
                 .body("jobId", org.hamcrest.Matchers.hasItem(jobId.toString()));
     }
 

@@ -7,6 +7,7 @@ import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -31,7 +32,7 @@ class PlanResourceTest {
     @Test
     void theSeedScenarioIsPlannedAndNothingIsStored() throws IOException {
         long allocations = db.queryLong("select count(*) from allocation");
-        given().contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
                 .when().post("/v1/plans?planner=timefold&profile=fast")
                 .then().statusCode(200)
                 .body("format", equalTo("gantry-plan/v1"))
@@ -42,17 +43,17 @@ class PlanResourceTest {
 
     @Test
     void invalidScenariosAndParametersAreProblems() throws IOException {
-        given().contentType(ContentType.JSON).body("{not json")
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{not json")
                 .when().post("/v1/plans").then().statusCode(400)
                 .contentType(startsWith("application/problem+json"));
-        given().contentType(ContentType.JSON).body(scenario("seed-volcano-example.json").replace("gantry-scenario/v1", "v0"))
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(scenario("seed-volcano-example.json").replace("gantry-scenario/v1", "v0"))
                 .when().post("/v1/plans").then().statusCode(422)
                 .contentType(startsWith("application/problem+json"))
                 .body("errors.field", hasItem("format"));
-        given().contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
                 .when().post("/v1/plans?planner=random").then().statusCode(400)
                 .body("errors.field", hasItem("planner"));
-        given().contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(scenario("seed-volcano-example.json"))
                 .when().post("/v1/plans?timeLimit=5min").then().statusCode(400)
                 .body("errors.field", hasItem("timeLimit"));
     }

@@ -186,7 +186,7 @@ class WindowLoopTest {
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, unrelated) == 1);
         assertThat(db.queryString("select node from allocation where job_id = ?::uuid", unrelated.toString())).isEqualTo(other);
-        io.restassured.RestAssured.given().when().get("/v1/quarantined-nodes").then().statusCode(200)
+        io.restassured.RestAssured.given().auth().oauth2(dev.gantry.testing.TestTokens.user("bob", "window-loop")).when().get("/v1/quarantined-nodes").then().statusCode(200)
                 .body("node", org.hamcrest.Matchers.contains(shrunk))
                 .body("[0].reason", org.hamcrest.Matchers.containsString("is not on node " + shrunk));
         io.restassured.RestAssured.given().when().get("/q/metrics").then().statusCode(200)
@@ -197,7 +197,7 @@ class WindowLoopTest {
         try (TestNats nats = TestNats.connect(natsUrl)) { // mended: back in scheduling
             nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, shrunk, new NodeChanged(System.nanoTime(), node(shrunk))));
         }
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> io.restassured.RestAssured.given().when().get("/v1/quarantined-nodes")
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> io.restassured.RestAssured.given().auth().oauth2(dev.gantry.testing.TestTokens.user("bob", "window-loop")).when().get("/v1/quarantined-nodes")
                 .then().statusCode(200).body("size()", org.hamcrest.Matchers.equalTo(0)));
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (UUID id : List.of(running, unrelated)) {

@@ -1,6 +1,7 @@
 package dev.gantry.quota.rest;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueTree;
@@ -11,6 +12,7 @@ import dev.gantry.quota.service.QuotaStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
@@ -62,6 +64,7 @@ public class AdmissionCheckResource {
     }
 
     @POST
+    @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
     public Uni<AdmissionCheckResponse> check(@Valid @NotNull AdmissionCheckRequest body) {
         List<String> teams = new ArrayList<>();
         if (body.team() != null && !body.team().isBlank()) {

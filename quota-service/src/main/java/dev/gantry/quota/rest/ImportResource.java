@@ -1,12 +1,14 @@
 package dev.gantry.quota.rest;
 
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.service.ManifestReader;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -39,6 +41,7 @@ public class ImportResource {
 
     @POST
     @Consumes({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", MediaType.TEXT_PLAIN})
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<ImportResult> importManifests(String body) {
         ManifestReader.Manifests manifests;
         try {

@@ -1,10 +1,12 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.persistence.PriorityClassEntity;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotNull;
@@ -40,6 +42,7 @@ public class PriorityClassResource {
     @PUT
     @Path("/{name}")
     @Consumes(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<PriorityClassSpec> put(@PathParam("name") String name, @Valid @NotNull PriorityClassRequest request) {
         PriorityClassSpec spec = new PriorityClassSpec(name, request.value(), request.preemptionPolicy(),
                 Boolean.TRUE.equals(request.globalDefault()), request.description(), request.queues(), request.teams());
@@ -48,6 +51,7 @@ public class PriorityClassResource {
 
     @GET
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<PriorityClassSpec> get(@PathParam("name") String name) {
         return Panache.withSession(() -> PriorityClassEntity.<PriorityClassEntity>findById(name))
                 .onItem().ifNull().failWith(() -> new NotFoundException("no priority class named " + name))
@@ -55,6 +59,7 @@ public class PriorityClassResource {
     }
 
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<PriorityClassSpec>> list() {
         return Panache.withSession(() -> PriorityClassEntity.<PriorityClassEntity>listAll())
                 .map(rows -> rows.stream().map(PriorityClassEntity::toSpec)
@@ -63,6 +68,7 @@ public class PriorityClassResource {
 
     @DELETE
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<Response> delete(@PathParam("name") String name) {
         return Panache.withTransaction(() -> PriorityClassEntity.deleteById(name))
                 .map(deleted -> {

@@ -1,6 +1,7 @@
 package dev.gantry.quota.rest;
 
 import dev.gantry.kit.problem.InvalidRequestException;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.ResourceAmounts;
@@ -10,6 +11,7 @@ import dev.gantry.quota.persistence.QueueUsageEntity;
 import dev.gantry.quota.service.QuotaStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
@@ -86,6 +88,7 @@ public class QueueResource {
     @PUT
     @Path("/{name}")
     @Consumes(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<QueueSpec> put(@PathParam("name") String name, @Valid @NotNull QueueRequest request) {
         QueueSpec spec = request.toSpec(name);
         return Panache.withTransaction(() -> store.saveAll(List.of(spec), List.of(), q -> "", c -> ""))
@@ -94,6 +97,7 @@ public class QueueResource {
 
     @GET
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<QueueSpec> get(@PathParam("name") String name) {
         return Panache.withSession(() -> QueueEntity.<QueueEntity>findById(name))
                 .onItem().ifNull().failWith(() -> new NotFoundException("no queue named " + name))
@@ -101,6 +105,7 @@ public class QueueResource {
     }
 
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<QueueSpec>> list() {
         return Panache.withSession(() -> QueueEntity.<QueueEntity>listAll())
                 .map(queues -> queues.stream().map(QueueEntity::toSpec).sorted(Comparator.comparing(QueueSpec::name)).toList());
@@ -109,6 +114,7 @@ public class QueueResource {
     /** Deletes a queue that has no child queues (its jobs' events keep counting under its name until they end). */
     @DELETE
     @Path("/{name}")
+    @RolesAllowed({GantryRoles.ADMIN})
     public Uni<Response> delete(@PathParam("name") String name) {
         return Panache.withTransaction(() -> store.lockTree()
                 .chain(() -> QueueEntity.<QueueEntity>findById(name))

@@ -1,11 +1,13 @@
 package dev.gantry.quota.rest;
 
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.Amounts;
 import dev.gantry.quota.domain.FairShare;
 import dev.gantry.quota.domain.QueueSpec;
 import dev.gantry.quota.domain.QueueTree;
 import dev.gantry.quota.service.FairShareService;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.NotFoundException;
@@ -49,6 +51,7 @@ public class QueueStatusResource {
     }
 
     @GET
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<QueueStatus> status(@PathParam("name") String name) {
         return fairShare.computeNow().map(c -> {
             QueueTree tree = new QueueTree(c.snapshot().queues());

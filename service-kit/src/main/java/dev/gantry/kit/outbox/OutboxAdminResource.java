@@ -1,5 +1,6 @@
 package dev.gantry.kit.outbox;
 
+import dev.gantry.kit.security.GantryRoles;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
@@ -19,11 +20,8 @@ import java.util.List;
  */
 @Path("/v1/admin/outbox/dead-letters")
 @Produces(MediaType.APPLICATION_JSON)
-@RolesAllowed(OutboxAdminResource.ADMIN_ROLE)
+@RolesAllowed(GantryRoles.ADMIN)
 public class OutboxAdminResource {
-
-    /** The role that may see and retry dead letters (Gantry's admins). */
-    public static final String ADMIN_ROLE = "admin";
 
     /** A dead letter as listed: what it is about and why it was set aside; the envelope is not shown (it may be huge). */
     public record DeadLetter(long id, String subject, String subjectId, Instant createdAt, int attempts, String lastError,

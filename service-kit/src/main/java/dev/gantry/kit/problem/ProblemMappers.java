@@ -4,6 +4,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.gantry.kit.outbox.EventTooLargeException;
+import dev.gantry.kit.security.AuthenticationProblems;
+import io.quarkus.security.AuthenticationFailedException;
+import io.quarkus.security.ForbiddenException;
+import io.quarkus.security.UnauthorizedException;
 import jakarta.validation.ConstraintViolation;
 import jakarta.validation.ConstraintViolationException;
 import jakarta.validation.ElementKind;
@@ -53,6 +57,27 @@ public class ProblemMappers {
     @ServerExceptionMapper(priority = 1)
     public Response mismatchedJson(MismatchedInputException e) {
         return unreadableJson(e);
+    }
+
+    /** No credential (or an anonymous caller on a protected endpoint): 401, nothing done. */
+    @ServerExceptionMapper(priority = 1)
+    public Response unauthorized(UnauthorizedException e) {
+        String detail = e.getMessage() == null || e.getMessage().isBlank() ? "a bearer token is required" : e.getMessage();
+        return Response.fromResponse(AuthenticationProblems.unauthorized(detail).toResponse())
+                .header("WWW-Authenticate", "Bearer").build();
+    }
+
+    @ServerExceptionMapper(priority = 1)
+    public Response authenticationFailed(AuthenticationFailedException e) {
+        return Response.fromResponse(AuthenticationProblems.unauthorized("the bearer token was not accepted").toResponse())
+                .header("WWW-Authenticate", "Bearer").build();
+    }
+
+    /** A valid token whose role may not do this: 403, nothing done. */
+    @ServerExceptionMapper(priority = 1)
+    public Response forbidden(ForbiddenException e) {
+        String detail = e.getMessage() == null || e.getMessage().isBlank() ? "this token's role may not do that" : e.getMessage();
+        return AuthenticationProblems.forbidden(detail).toResponse();
     }
 
     /** A change whose event the broker would refuse: nothing was stored. */

@@ -1,10 +1,12 @@
 package dev.gantry.placement.rest;
 
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.window.NodeQuarantine;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -27,6 +29,7 @@ public class PlacementStateResource {
     /** Nodes the last window left out because their state is inconsistent, with why and since when. */
     @GET
     @Path("/quarantined-nodes")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public List<NodeQuarantine.Entry> quarantined() {
         return quarantine.current();
     }
@@ -39,6 +42,7 @@ public class PlacementStateResource {
 
     @GET
     @Path("/pending-jobs")
+    @RolesAllowed({GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<PendingJobView>> pending() {
         return Panache.withSession(() -> PendingJob.<PendingJob>find("order by priority desc, submittedAt").list())
                 .map(jobs -> jobs.stream()
@@ -48,6 +52,7 @@ public class PlacementStateResource {
 
     @GET
     @Path("/allocations")
+    @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<List<AllocationView>> allocations() {
         return Panache.withSession(() -> Allocation.<Allocation>find("order by node, id").list())
                 .map(rows -> rows.stream()

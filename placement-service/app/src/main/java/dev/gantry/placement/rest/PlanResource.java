@@ -2,6 +2,7 @@ package dev.gantry.placement.rest;
 
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.problem.Problem;
+import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.PlanCodec;
@@ -11,6 +12,7 @@ import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import io.smallrye.common.annotation.Blocking;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.POST;
@@ -35,6 +37,7 @@ public class PlanResource {
     @Blocking // planning takes a core for up to the time limit: never on the event loop
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.ADMIN})
     public String plan(String scenarioJson,
             @QueryParam("planner") @DefaultValue(Planners.DEFAULT) String plannerName,
             @QueryParam("profile") @DefaultValue("fast") String profileName,
