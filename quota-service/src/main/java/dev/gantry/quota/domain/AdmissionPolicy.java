@@ -3,6 +3,7 @@ package dev.gantry.quota.domain;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -98,7 +99,7 @@ public final class AdmissionPolicy {
 
     /** The nearest {@code defaultPriority} on the queue's path to the root. */
     private static Optional<Integer> queueDefaultPriority(String queue, Context context) {
-        return context.tree().pathToRoot(queue).stream().map(q -> q.limits().defaultPriority()).filter(java.util.Objects::nonNull).findFirst();
+        return context.tree().pathToRoot(queue).stream().map(q -> q.limits().defaultPriority()).filter(Objects::nonNull).findFirst();
     }
 
     /** A class limited to some queues or teams is refused elsewhere. */

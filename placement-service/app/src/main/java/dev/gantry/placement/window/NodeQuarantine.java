@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,7 +61,7 @@ public class NodeQuarantine {
 
     /** The nodes quarantined by the last window, oldest first. */
     public List<Entry> current() {
-        return quarantined.values().stream().sorted(java.util.Comparator.comparing(Entry::since).thenComparing(Entry::node)).toList();
+        return quarantined.values().stream().sorted(Comparator.comparing(Entry::since).thenComparing(Entry::node)).toList();
     }
 
     /** What the last window found: these nodes (possibly none) are quarantined now, the others no longer. */
