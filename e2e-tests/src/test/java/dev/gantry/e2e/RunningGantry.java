@@ -75,23 +75,32 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
      * it the service starts on what it left behind (a restart).
      */
     private static Process launch(String name, boolean clean) throws IOException {
-        Service service = SERVICES.get(name);
+        return launch(name, name, clean);
+    }
+
+    /** Starts {@code name} (a key of {@link #SERVICES}) configured as {@code service}. */
+    private static Process launch(String name, String service, boolean clean) throws IOException {
+        Service where = SERVICES.get(name);
         Path root = Path.of(System.getProperty("gantry.root", ".."));
-        Path jar = root.resolve(service.module()).resolve("target/quarkus-app/quarkus-run.jar");
+        Path jar = root.resolve(where.module()).resolve("target/quarkus-app/quarkus-run.jar");
         if (!Files.exists(jar)) {
             throw new IllegalStateException("not packaged: " + jar + " (run mvn verify from the repository root)");
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java,
-                "-Dquarkus.http.port=" + service.port(),
-                "-Dgantry.db.name=" + service.database(),
+                "-Dquarkus.http.port=" + where.port(),
+                "-Dgantry.db.name=" + where.database(),
                 "-Dgantry.nats.url=" + NATS_URL,
                 "-Dquarkus.log.console.json.enabled=false"));
         if (clean) {
             // a clean schema per run, as in the services' own tests
             command.addAll(List.of("-Dquarkus.flyway.clean-disabled=false", "-Dquarkus.flyway.clean-at-start=true"));
         }
-        command.addAll(extraArguments(name));
+        command.addAll(extraArguments(service));
+        if (!name.equals(service)) {
+            // a replica shares its database with the first process: a small pool keeps both under PostgreSQL's 100 connections
+            command.add("-Dquarkus.datasource.reactive.max-size=4");
+        }
         command.addAll(List.of("-jar", jar.toString()));
         Path log = logs.resolve(name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -109,6 +118,29 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         running.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
         launch(name, false);
         awaitReady(name, SERVICES.get(name), Duration.ofSeconds(120));
+    }
+
+    /**
+     * Starts another process of a running service on {@code port}, on the same database and the same
+     * durable consumers (a second replica, as during a rollout); stopped with the others after the class.
+     */
+    public static String launchReplica(String name, int port) throws Exception {
+        Service first = SERVICES.get(name);
+        Service replica = new Service(first.module(), port, first.database());
+        String key = name + "@" + port;
+        SERVICES.put(key, replica);
+        try {
+            launch(key, name, false);
+        } finally {
+            SERVICES.remove(key);
+        }
+        awaitReady(key, replica, Duration.ofSeconds(120));
+        return replica.url();
+    }
+
+    /** The process started last for {@code name} (a replica: {@code name@port}). */
+    public static Process process(String name) {
+        return LATEST.get(name);
     }
 
     /** The seed's tf-dist-train Volcano Job, as users submit or paste it. */
