@@ -5,8 +5,6 @@ import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.domain.QueueTree;
-import dev.gantry.quota.persistence.AllocationEntity;
-import dev.gantry.quota.persistence.PendingJobEntity;
 import dev.gantry.quota.persistence.UserLimitEntity;
 import dev.gantry.quota.service.QuotaStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -76,16 +74,15 @@ public class AdmissionCheckResource {
         JobResources r = body.resources();
         AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
                 r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority());
+        // two aggregates instead of every allocation and pending row as entities: the check's cost must not grow with
+        // the number of jobs running (a burst of submissions made each check read thousands of rows)
         return Panache.withSession(() -> store.allQueues()
                 .chain(queues -> store.allPriorityClasses()
                         .chain(classes -> UserLimitEntity.<UserLimitEntity>findById(body.user())
-                                .chain(limits -> AllocationEntity.<AllocationEntity>listAll()
-                                        .chain(allocations -> PendingJobEntity.<PendingJobEntity>list("owner", body.user())
-                                                .map(pending -> {
-                                                    Map<String, Long> running = new HashMap<>();
-                                                    allocations.forEach(a -> running.merge(a.queue, (long) a.gpus, Long::sum));
-                                                    Map<String, Long> pendingByQueue = new HashMap<>();
-                                                    pending.forEach(p -> pendingByQueue.merge(p.queue, 1L, Long::sum));
+                                .chain(limits -> sumsByQueue("select queue, sum(gpus) from allocation group by queue", null)
+                                        .chain(running -> sumsByQueue(
+                                                "select queue, count(*) from pending_job where owner = ?1 group by queue", body.user())
+                                                .map(pendingByQueue -> {
                                                     Map<String, PriorityClassSpec> byName = classes.stream()
                                                             .collect(Collectors.toMap(PriorityClassSpec::name, Function.identity()));
                                                     return new AdmissionPolicy.Context(new QueueTree(queues), byName,
@@ -93,6 +90,21 @@ public class AdmissionCheckResource {
                                                             pendingByQueue);
                                                 }))))))
                 .map(context -> respond(AdmissionPolicy.check(request, context)));
+    }
+
+    /** queue -> a number, by a grouped query with at most one parameter. */
+    private static Uni<Map<String, Long>> sumsByQueue(String sql, String parameter) {
+        return Panache.getSession().chain(session -> {
+            var query = session.createNativeQuery(sql, Object[].class);
+            if (parameter != null) {
+                query.setParameter(1, parameter);
+            }
+            return query.getResultList();
+        }).map(rows -> {
+            Map<String, Long> byQueue = new HashMap<>();
+            rows.forEach(row -> byQueue.put((String) row[0], ((Number) row[1]).longValue()));
+            return byQueue;
+        });
     }
 
     private AdmissionCheckResponse respond(AdmissionPolicy.Decision decision) {
