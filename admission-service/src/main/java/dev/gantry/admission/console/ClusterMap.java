@@ -30,11 +30,13 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
     }
 
     /**
-     * @param status  {@code ready}, {@code cordoned}, {@code unschedulable}, {@code not-ready} or {@code unknown} (a CSS class)
+     * @param status  {@code ready}, {@code quarantined}, {@code cordoned}, {@code unschedulable}, {@code not-ready} or
+     *                {@code unknown} (a CSS class)
      * @param statusText the same in words, shown next to the node so colour is never the only cue
+     * @param reason  why placement quarantined the node, null when it did not
      */
     public record NodeCell(String name, String model, int gpus, String status, String statusText, List<Island> islands,
-            String usedText) {
+            String usedText, String reason) {
 
         public boolean usable() {
             return status.equals("ready");
@@ -149,7 +151,10 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
         }
         String status;
         String text;
-        if ("NOT_READY".equals(node.health())) {
+        if (node.quarantine() != null) { // first: new work avoids it whatever its health, and the reason needs an operator
+            status = "quarantined";
+            text = "QUARANTINED";
+        } else if ("NOT_READY".equals(node.health())) {
             status = "not-ready";
             text = "NotReady";
         } else if (node.health() != null && !"READY".equals(node.health())) {
@@ -167,7 +172,8 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
         }
         long held = used.values().stream().flatMap(List::stream).mapToLong(Slice::milli).sum();
         return new NodeCell(node.name(), model(node), node.gpus(), status, text, islands,
-                gpus(held) + " of " + node.gpus() + " GPUs in use");
+                gpus(held) + " of " + node.gpus() + " GPUs in use",
+                node.quarantine() == null ? null : "quarantined by placement since " + node.quarantine().since() + ": " + node.quarantine().reason());
     }
 
     private static GpuCell gpu(int index, Map<Integer, List<Slice>> used) {

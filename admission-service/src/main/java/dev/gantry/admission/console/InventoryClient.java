@@ -6,6 +6,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.QueryParam;
+import java.time.Instant;
 import java.util.List;
 import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
@@ -19,7 +20,12 @@ public interface InventoryClient {
     /** Only what the heat map needs; the inventory's other fields are ignored, so it may grow. */
     @JsonIgnoreProperties(ignoreUnknown = true)
     record Node(String name, String gpuModel, int gpus, List<List<Integer>> nvlinkIslands, boolean gpuSharing,
-            Topology topology, boolean schedulable, boolean cordoned, String health) {
+            Topology topology, boolean schedulable, boolean cordoned, String health, Quarantine quarantine) {
+    }
+
+    /** Why placement left the node out of scheduling (inventory asks placement); null: not quarantined. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record Quarantine(String reason, Instant since) {
     }
 
     @JsonIgnoreProperties(ignoreUnknown = true)

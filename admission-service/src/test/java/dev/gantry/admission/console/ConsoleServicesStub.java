@@ -31,8 +31,14 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
     static final String NODES_PAGE_2 = """
             {"items": [
               {"name": "pcie-01", "gpuModel": "L4", "gpus": 4, "nvlinkIslands": [[0,1]],
-               "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "NOT_READY", "cordoned": false}],
+               "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "NOT_READY", "cordoned": false}%s],
              "nextCursor": null}
+            """;
+    /** A node placement quarantined, as inventory shows it; the test that draws it sets {@link #extraNodes}. */
+    static final String QUARANTINED_NODE = """
+            ,{"name": "dgx-shrunk", "gpuModel": "H100-SXM5-80GB", "gpus": 4, "nvlinkIslands": [[0,1,2,3]],
+              "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "READY", "cordoned": false,
+              "quarantine": {"reason": "gpus: 4 is fewer than the 7 GPUs allocated on it", "since": "2026-12-05T12:00:00Z"}}
             """;
     static final String QUEUES = """
             [{"name": "normal", "parent": null, "weight": 1, "state": "OPEN"}, {"name": "urgent", "parent": null, "weight": 2}]
@@ -40,6 +46,8 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
 
     static volatile String allocations = "[]";
     static volatile boolean inventoryDown;
+    /** Nodes appended to the last page (JSON, each starting with a comma). */
+    static volatile String extraNodes = "";
 
     private HttpServer inventory;
     private HttpServer placement;
@@ -57,7 +65,7 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
                 return new Answer(500, "{\"status\": 500}");
             }
             String query = exchange.getRequestURI().getQuery();
-            return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2 : NODES_PAGE_1);
+            return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2.formatted(extraNodes) : NODES_PAGE_1);
         });
         placement = serve(base + 2, exchange -> new Answer(200, allocations));
         quota = serve(base, exchange -> {

@@ -55,6 +55,7 @@ class ConsoleTest {
     void reset() {
         ConsoleServicesStub.allocations = "[]";
         ConsoleServicesStub.inventoryDown = false;
+        ConsoleServicesStub.extraNodes = "";
     }
 
     private static String submit(String token, String name, int replicas, int gpus) {
@@ -225,6 +226,18 @@ class ConsoleTest {
         assertThat(at).as("GPU " + gpu + " drawn").isPositive();
         int start = html.lastIndexOf("<div", at);
         return html.substring(start, html.indexOf("</div>", at));
+    }
+
+    @Test
+    void aQuarantinedNodeIsMarkedQuarantinedWithPlacementsReason() {
+        ConsoleServicesStub.extraNodes = ConsoleServicesStub.QUARANTINED_NODE;
+        String html = page("/cluster", token("alice", "vision"));
+        assertThat(html).contains("class=\"node quarantined\" data-node=\"dgx-shrunk\"")
+                .contains("<span class=\"badge\">QUARANTINED</span>")
+                .contains("<p class=\"reason\" role=\"note\">quarantined by placement since 2026-12-05T12:00:00Z: "
+                        + "gpus: 4 is fewer than the 7 GPUs allocated on it</p>");
+        // its GPUs are not counted as free
+        assertThat(html).containsPattern("<th scope=\"row\">H100-SXM5-80GB</th><td>4</td><td>0</td><td>0</td><td>4</td>");
     }
 
     @Test

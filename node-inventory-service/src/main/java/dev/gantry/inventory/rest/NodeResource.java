@@ -1,9 +1,11 @@
 package dev.gantry.inventory.rest;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.contracts.validation.FieldViolation;
 import dev.gantry.inventory.NodeRegistry;
 import dev.gantry.inventory.domain.NodeSource;
+import dev.gantry.inventory.placement.PlacementQuarantine;
 import dev.gantry.kit.problem.InvalidRequestException;
 import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.kit.security.NodeScope;
@@ -18,6 +20,7 @@ import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.NotFoundException;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.PUT;
@@ -32,6 +35,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The agent API (a node registers, updates and heartbeats by name), the operator's cordon and
@@ -44,16 +48,25 @@ public class NodeResource {
 
     static final int MAX_LIMIT = 500;
 
-    /** One page of {@code GET /v1/nodes}; pass {@code nextCursor} as {@code cursor} for the next (null: last page). */
-    public record NodePage(List<NodeInfo> items, String nextCursor) {
+    /**
+     * One page of {@code GET /v1/nodes}; pass {@code nextCursor} as {@code cursor} for the next (null: last page).
+     * {@code quarantineKnown} false: placement-service did not answer, so no node shows a quarantine.
+     */
+    public record NodePage(List<NodeView> items, String nextCursor, boolean quarantineKnown) {
+    }
+
+    /** A node as read: the inventory's fields, and {@code quarantine} (null: none) when placement left it out of scheduling. */
+    public record NodeView(@JsonUnwrapped NodeInfo node, PlacementQuarantine.Quarantine quarantine) {
     }
 
     private final NodeRegistry registry;
     private final SecurityIdentity identity;
+    private final PlacementQuarantine quarantine;
 
-    public NodeResource(NodeRegistry registry, SecurityIdentity identity) {
+    public NodeResource(NodeRegistry registry, SecurityIdentity identity, PlacementQuarantine quarantine) {
         this.registry = registry;
         this.identity = identity;
+        this.quarantine = quarantine;
     }
 
     @PUT
@@ -115,9 +128,11 @@ public class NodeResource {
     @GET
     @Path("/{name}")
     @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE, GantryRoles.AGENT})
-    public Uni<NodeInfo> get(@PathParam("name") String name) {
+    public Uni<NodeView> get(@PathParam("name") String name, @HeaderParam("Authorization") String authorization) {
         NodeScope.requireOwnNode(identity, name);
-        return registry.find(name).onItem().ifNull().failWith(() -> notFound(name));
+        return registry.find(name).onItem().ifNull().failWith(() -> notFound(name))
+                .chain(node -> quarantine.current(authorization)
+                        .map(q -> new NodeView(node, q.map(m -> m.get(name)).orElse(null))));
     }
 
     /** Nodes in name order, filtered by GPU model, leaf and effective schedulability; paged by {@code limit} and {@code cursor}. */
@@ -125,7 +140,7 @@ public class NodeResource {
     @RolesAllowed({GantryRoles.USER, GantryRoles.ADMIN, GantryRoles.SERVICE})
     public Uni<NodePage> list(@QueryParam("model") String model, @QueryParam("leaf") String leaf,
             @QueryParam("schedulable") String schedulable, @QueryParam("limit") @DefaultValue("100") int limit,
-            @QueryParam("cursor") String cursor) {
+            @QueryParam("cursor") String cursor, @HeaderParam("Authorization") String authorization) {
         if (limit < 1 || limit > MAX_LIMIT) {
             throw InvalidRequestException.badRequest("limit", "must be 1.." + MAX_LIMIT);
         }
@@ -137,13 +152,13 @@ public class NodeResource {
             wantSchedulable = Boolean.valueOf(schedulable);
         }
         String after = cursor == null ? null : decodeCursor(cursor);
-        return registry.list(new NodeRegistry.NodeQuery(model, leaf, wantSchedulable, after, limit)).map(nodes -> {
-            if (nodes.size() <= limit) {
-                return new NodePage(nodes, null);
-            }
-            List<NodeInfo> page = nodes.subList(0, limit);
-            return new NodePage(page, encodeCursor(page.getLast().name()));
-        });
+        return registry.list(new NodeRegistry.NodeQuery(model, leaf, wantSchedulable, after, limit))
+                .chain(nodes -> quarantine.current(authorization).map(q -> {
+                    List<NodeInfo> page = nodes.size() <= limit ? nodes : nodes.subList(0, limit);
+                    Map<String, PlacementQuarantine.Quarantine> byNode = q.orElse(Map.of());
+                    List<NodeView> views = page.stream().map(n -> new NodeView(n, byNode.get(n.name()))).toList();
+                    return new NodePage(views, nodes.size() <= limit ? null : encodeCursor(page.getLast().name()), q.isPresent());
+                }));
     }
 
     static String encodeCursor(String lastName) {
