@@ -24,11 +24,11 @@ class AlertsAndDashboardTest {
     private static final Pattern METRIC = Pattern.compile("\\b(?:gantry|DCGM)_[A-Za-z0-9_:]+");
 
     @Test
-    void the_eight_alerts_exist_with_a_severity_and_a_description() {
+    void the_nine_alerts_exist_with_a_severity_and_a_description() {
         Map<String, Rule> alerts = alerts();
         assertThat(alerts).containsOnlyKeys("GantryQueueOldestJobWaiting", "GantryGpuAllocatedButIdle",
                 "GantryPlacementWindowOverrun", "GantryPlacementSolverStarved", "GantryPlacementPlanRejected",
-                "GantryOutboxDeadLetter", "GantryOutboxBacklog", "GantryNodeQuarantined");
+                "GantryOutboxDeadLetter", "GantryOutboxBacklog", "GantryConsumerLag", "GantryNodeQuarantined");
         assertThat(alerts.values()).allSatisfy(rule -> {
             assertThat(rule.getLabels()).containsKey("severity");
             assertThat(rule.getAnnotations()).containsKeys("summary", "description");
@@ -47,6 +47,7 @@ class AlertsAndDashboardTest {
                 .containsExactly("gantry_placement_plans_rejected_total");
         assertThat(metrics(alerts.get("GantryOutboxDeadLetter").getExpr().getStrVal())).containsExactly("gantry_outbox_dead_letters");
         assertThat(metrics(alerts.get("GantryOutboxBacklog").getExpr().getStrVal())).containsExactly("gantry_outbox_backlog_age_seconds");
+        assertThat(metrics(alerts.get("GantryConsumerLag").getExpr().getStrVal())).containsExactly("gantry_consumer_pending_messages");
         assertThat(metrics(alerts.get("GantryNodeQuarantined").getExpr().getStrVal())).containsExactly("gantry_placement_quarantined_nodes");
     }
 

@@ -44,7 +44,9 @@ final class ExportedMetrics {
             // every service (OutboxRelay)
             "gantry_outbox_dead_letters",
             "gantry_outbox_backlog_age_seconds",
-            "gantry_outbox_publish_failures_total");
+            "gantry_outbox_publish_failures_total",
+            "gantry_consumer_pending_messages",
+            "gantry_consumer_ack_pending_messages");
 
     /** Series from other exporters that the alerts join with: NVIDIA dcgm-exporter's GPU utilisation. */
     static final Set<String> EXTERNAL = Set.of("DCGM_FI_DEV_GPU_UTIL");
