@@ -108,14 +108,14 @@ nats_list() { local first=1 item; for item in "$@"; do ((first)) || printf ', ';
 # service declares them alike), and on the streams it consumes: creating and reading its durable
 # pull consumers, fetching and acknowledging. Never stream delete, purge or message delete.
 nats_service_api() { # user
-  local stream subjects=('$JS.API.INFO')
+  local stream subjects=('$JS.API.INFO' '$JS.API.STREAM.NAMES' '$JS.API.STREAM.LIST')
   for stream in JOBS NODES QUOTA PLACEMENTS; do
     subjects+=("\$JS.API.STREAM.INFO.$stream" "\$JS.API.STREAM.CREATE.$stream" "\$JS.API.STREAM.UPDATE.$stream")
   done
   for stream in ${GANTRY_NATS_CONSUMES[$1]}; do
     subjects+=("\$JS.API.CONSUMER.CREATE.$stream" "\$JS.API.CONSUMER.CREATE.$stream.>"
       "\$JS.API.CONSUMER.DURABLE.CREATE.$stream.>" "\$JS.API.CONSUMER.INFO.$stream.>"
-      "\$JS.API.CONSUMER.NAMES.$stream" "\$JS.API.CONSUMER.MSG.NEXT.$stream.>" "\$JS.ACK.$stream.>")
+      "\$JS.API.CONSUMER.NAMES.$stream" "\$JS.API.CONSUMER.LIST.$stream" "\$JS.API.CONSUMER.MSG.NEXT.$stream.>" "\$JS.ACK.$stream.>")
   done
   nats_list "${subjects[@]}"
 }
