@@ -84,22 +84,115 @@ ensure_nats() {
   fi
 }
 
+# Who may do what on Gantry's broker (docs/security.md has the table). One NATS account per
+# deployment (GANTRY_DEPLOYMENT, default gantry) holds the four streams; each service has a user of
+# its own that may publish only the subjects it owns (contracts' Subjects) and read only the streams
+# it consumes; admin may do anything in the account (operators, the nats CLI).
+GANTRY_NATS_USERS=(admission quota inventory placement admin)
+declare -A GANTRY_NATS_PUBLISHES=(
+  [admission]="jobs.queued jobs.cancelled"
+  [quota]="quota.shares"
+  [inventory]="nodes.upserted nodes.removed"
+  [placement]="placements.bound placements.preempted placements.migrated placements.failed placements.requeued placements.completed placements.pending"
+)
+declare -A GANTRY_NATS_CONSUMES=([admission]="PLACEMENTS" [quota]="JOBS PLACEMENTS NODES" [inventory]="" [placement]="JOBS NODES QUOTA")
+# the user bin/gantry up connects a service as
+declare -A GANTRY_NATS_USER_OF=([admission-service]=admission [quota-service]=quota
+  [node-inventory-service]=inventory [placement-service]=placement)
+
+# A quoted, comma-separated list for nats.conf: nats_list a b -> "a", "b"
+nats_list() { local first=1 item; for item in "$@"; do ((first)) || printf ', '; printf '"%s"' "$item"; first=0; done; }
+
+# The JetStream API subjects a service's connection needs (what the NATS extension calls; traced
+# with nats-server -DV): account and stream info, declaring the four streams at start (every
+# service declares them alike), and on the streams it consumes: creating and reading its durable
+# pull consumers, fetching and acknowledging. Never stream delete, purge or message delete.
+nats_service_api() { # user
+  local stream subjects=('$JS.API.INFO' '$JS.API.STREAM.NAMES' '$JS.API.STREAM.LIST')
+  for stream in JOBS NODES QUOTA PLACEMENTS; do
+    subjects+=("\$JS.API.STREAM.INFO.$stream" "\$JS.API.STREAM.CREATE.$stream" "\$JS.API.STREAM.UPDATE.$stream")
+  done
+  for stream in ${GANTRY_NATS_CONSUMES[$1]}; do
+    subjects+=("\$JS.API.CONSUMER.CREATE.$stream" "\$JS.API.CONSUMER.CREATE.$stream.>"
+      "\$JS.API.CONSUMER.DURABLE.CREATE.$stream.>" "\$JS.API.CONSUMER.INFO.$stream.>"
+      "\$JS.API.CONSUMER.NAMES.$stream" "\$JS.API.CONSUMER.LIST.$stream" "\$JS.API.CONSUMER.MSG.NEXT.$stream.>" "\$JS.ACK.$stream.>")
+  done
+  nats_list "${subjects[@]}"
+}
+
+# Writes DIR/nats.conf (listen 127.0.0.1:PORT, JetStream store DIR/store, authentication and the
+# permissions above) and the users' passwords, one file each in DIR/credentials/<user> (0600,
+# 128 random bits, created once and kept, so restarts and running services keep working; delete a
+# file and restart to rotate it). Rewritten on every start, so an older configuration is replaced.
+# The tests (e2e-tests BrokerAuthIT) run a nats-server on this very file.
+write_broker_config() { # dir port
+  local dir="$1" port="$2" user subjects account="${GANTRY_DEPLOYMENT:-gantry}"
+  [[ "$account" =~ ^[A-Za-z0-9_-]+$ ]] || { infra_log "GANTRY_DEPLOYMENT must be letters, digits, - or _: $account"; return 1; }
+  mkdir -p "$dir/store" "$dir/credentials" && chmod 700 "$dir/credentials"
+  for user in "${GANTRY_NATS_USERS[@]}"; do
+    [ -s "$dir/credentials/$user" ] || (umask 077 && openssl rand -hex 16 >"$dir/credentials/$user") || return 1
+    chmod 600 "$dir/credentials/$user"
+  done
+  local conf
+  conf=$(
+    cat <<CONF
+# written by bin/lib/infra.sh write_broker_config; rewritten on each start of the broker
+listen: 127.0.0.1:$port
+jetstream { store_dir: "$dir/store" }
+# no user, no connection: every client names one of the users below
+accounts {
+  $account {
+    jetstream: enabled
+    users: [
+CONF
+    for user in "${GANTRY_NATS_USERS[@]}"; do
+      printf '      { user: "%s", password: "%s"' "$user" "$(cat "$dir/credentials/$user")"
+      if [ "$user" = admin ]; then printf ' }\n'; continue; fi
+      # shellcheck disable=SC2086
+      subjects=$(nats_list ${GANTRY_NATS_PUBLISHES[$user]})
+      printf ',\n        permissions: {\n'
+      printf '          publish: { allow: [%s, %s] }\n' "$subjects" "$(nats_service_api "$user")"
+      # replies (JetStream acks, API answers, fetched messages) come to the connection's inbox
+      printf '          subscribe: { allow: ["_INBOX.>"] }\n        } }\n'
+    done
+    printf '    ]\n  }\n}\n'
+  )
+  (umask 077 && printf '%s\n' "$conf" >"$dir/nats.conf.new") && mv "$dir/nats.conf.new" "$dir/nats.conf"
+}
+
+# Whether the broker on PORT asks for credentials (the auth_required of the INFO it greets with).
+broker_requires_auth() { # port
+  local info=""
+  { exec 3<>"/dev/tcp/127.0.0.1/$1" && IFS= read -r -t 3 info <&3; exec 3<&-; } 2>/dev/null
+  [[ "$info" == *'"auth_required":true'* ]]
+}
+
 # The broker of bin/gantry up's services: a nats-server of their own on loopback, port
-# GANTRY_DEV_NATS_PORT (4223), its configuration and JetStream store under STATE/nats. The test
-# suite uses the machine's broker (4222, ensure_nats), so a developer's Gantry and the tests never
-# consume each other's events. Prints the URL. Not used when GANTRY_NATS_URL names a broker.
+# GANTRY_DEV_NATS_PORT (4223), its configuration, credentials and JetStream store under STATE/nats,
+# authenticated (write_broker_config). The test suite uses the machine's broker (4222, ensure_nats),
+# so a developer's Gantry and the tests never consume each other's events. Prints the URL. Not used
+# when GANTRY_NATS_URL names a broker. One started by an older checkout without authentication is
+# restarted on the new configuration; one already authenticated reloads it (SIGHUP).
 ensure_dev_broker() { # state-dir
-  local dir="$1/nats" port="${GANTRY_DEV_NATS_PORT:-4223}" bin
+  local dir="$1/nats" port="${GANTRY_DEV_NATS_PORT:-4223}" bin pid=""
+  write_broker_config "$dir" "$port" || return 1
+  [ -f "$dir/nats.pid" ] && pid=$(cat "$dir/nats.pid") && kill -0 "$pid" 2>/dev/null || pid=""
+  if port_open "$port"; then
+    if broker_requires_auth "$port"; then
+      [ -z "$pid" ] || kill -HUP "$pid"
+    elif [ -n "$pid" ]; then
+      infra_log "Gantry's NATS broker on 127.0.0.1:$port runs without authentication; restarting it"
+      stop_dev_broker "$1" >/dev/null
+      local i; for ((i = 0; i < 100; i++)); do port_open "$port" || break; sleep 0.1; done
+    else
+      infra_log "127.0.0.1:$port is taken by a broker without authentication that this checkout did not start; stop it or set GANTRY_DEV_NATS_PORT"
+      return 1
+    fi
+  fi
   if ! port_open "$port"; then
     command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
     bin=$(command -v nats-server || echo /usr/sbin/nats-server)
-    mkdir -p "$dir/store"
-    cat >"$dir/nats.conf" <<CONF
-# written by bin/gantry up (bin/lib/infra.sh ensure_dev_broker); rewritten on each start
-listen: 127.0.0.1:$port
-jetstream { store_dir: "$dir/store" }
-CONF
-    infra_log "starting Gantry's own NATS broker on 127.0.0.1:$port (store $dir/store)"
+    infra_log "starting Gantry's own NATS broker on 127.0.0.1:$port (store $dir/store, credentials $dir/credentials)"
     nohup "$bin" -c "$dir/nats.conf" -l "$dir/nats.log" >/dev/null 2>&1 &
     echo $! >"$dir/nats.pid"
     wait_port "$port" 20 || { infra_log "NATS did not open 127.0.0.1:$port (see $dir/nats.log)"; return 1; }

@@ -256,6 +256,12 @@ class CliIT {
                 .contains(" -Dquarkus.http.host=127.0.0.1 ").contains(" -Dgantry.jwt.public-key=").contains(" -Dgantry.jwt.audience=gantry ")
                 .contains(" -Dgantry.jwt.max-lifetime-seconds=43200 "));
         assertThat(loopback.getFirst()).startsWith("admission-service: ").contains(" -Dgantry.jwt.private-key=");
+        // each service connects to the broker as its own user; the line names the password's file, never the password
+        assertThat(loopback).extracting(line -> line.substring(line.indexOf(": ") + 2, line.indexOf(" java ")))
+                .containsExactly(List.of("admission", "quota", "inventory", "placement").stream()
+                        .map(user -> "GANTRY_NATS_USERNAME=" + user + " GANTRY_NATS_PASSWORD=$(cat "
+                                + Path.of(System.getProperty("gantry.root", "..")).toAbsolutePath().normalize()
+                                + "/.gantry/nats/credentials/" + user + ")").toArray(String[]::new));
         assertThat(loopback.subList(1, 4)).noneMatch(line -> line.contains("private-key"));
         List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0"), "alice", "up", "--dry-run")).lines();
         assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));

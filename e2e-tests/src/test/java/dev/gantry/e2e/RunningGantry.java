@@ -46,6 +46,15 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
      */
     static final String NATS_URL = System.getProperty("gantry.e2e.nats-url", "nats://127.0.0.1:4222");
 
+    /**
+     * A folder of broker passwords ({@code bin/lib/infra.sh write_broker_config}'s credentials/): with it each
+     * service connects as its own user, as under {@code bin/gantry up}, to a broker that requires it.
+     */
+    static final String NATS_CREDENTIALS = System.getProperty("gantry.e2e.nats-credentials", "");
+
+    private static final Map<String, String> NATS_USER = Map.of("admission-service", "admission", "quota-service", "quota",
+            "node-inventory-service", "inventory", "placement-service", "placement");
+
     /** The process of each service started last (a restart replaces it). */
     private static final Map<String, Process> LATEST = new LinkedHashMap<>();
     /** The logs of the running test class: each class keeps its own, so a failure in CI can be read afterwards. */
@@ -60,7 +69,10 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         logs = Path.of("target", "e2e-logs", context.getRequiredTestClass().getSimpleName());
         Files.createDirectories(logs);
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
-        FreshTestConsumers.deleteConsumers(NATS_URL, "-e2e");
+        if (NATS_CREDENTIALS.isEmpty()) {
+            FreshTestConsumers.deleteConsumers(NATS_URL, "-e2e");
+        } // else a broker of the run's own, with no consumers yet
+
         for (String name : SERVICES.keySet()) {
             launch(name, true);
         }
@@ -103,7 +115,13 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
         command.addAll(List.of("-jar", jar.toString()));
         Path log = logs.resolve(name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        if (!NATS_CREDENTIALS.isEmpty()) {
+            String user = NATS_USER.get(service);
+            builder.environment().put("GANTRY_NATS_USERNAME", user);
+            builder.environment().put("GANTRY_NATS_PASSWORD", Files.readString(Path.of(NATS_CREDENTIALS, user)).strip());
+        }
+        Process process = builder.start();
         LATEST.put(name, process);
         return process;
     }
