@@ -93,6 +93,17 @@ class BrokerAuthIT {
         assertThat(password("admission")).isNotEqualTo(password("placement"));
     }
 
+    /** infra.sh lists the subjects again (bash cannot read contracts): each one must be some service's to publish, once. */
+    @Test
+    void everySubjectOfTheContractsIsPublishedByExactlyOneServiceUser() throws IOException {
+        String conf = Files.readString(dir.resolve("nats.conf"));
+        for (String subject : Subjects.ALL) {
+            int at = conf.indexOf('"' + subject + '"');
+            assertThat(at).as(subject + " in no user's publish permissions").isNotNegative();
+            assertThat(conf.indexOf('"' + subject + '"', at + 1)).as(subject + " publishable by two users").isNegative();
+        }
+    }
+
     @Test
     void aConnectionWithoutCredentialsIsRefused() {
         assertThatThrownBy(() -> Nats.connect(options().build()).close())
