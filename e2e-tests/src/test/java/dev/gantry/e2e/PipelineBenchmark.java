@@ -134,6 +134,9 @@ public final class PipelineBenchmark {
                 + " submission%n", toPlaced.size(), submitNanos.size(), percentile(toPlaced, 50), percentile(toPlaced, 99),
                 toPlaced.isEmpty() ? 0 : Collections.max(toPlaced), Duration.between(startedAt, last).toMillis() / 1000.0);
 
+        printBound(System.getProperty("placement-db", "gantry_placement"), submitNanos, start, startedAt);
+        printStages(admissionDb, System.getProperty("placement-db", "gantry_placement"), submitNanos, start, startedAt);
+
         if (!Boolean.getBoolean("keep")) {
             try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
                 for (String id : submitNanos.keySet()) {
@@ -142,6 +145,75 @@ public final class PipelineBenchmark {
             }
             System.out.println("cancelled the run's jobs");
         }
+    }
+
+    /** Submit-to-bound: the first allocation placement wrote for each job (the GPUs are the job's from then). */
+    private static void printBound(String placementDb, Map<String, Long> submitNanos, long start, Instant startedAt) throws Exception {
+        Map<String, Instant> boundAt = firstTimes(placementDb,
+                "select job_id::text, min(allocated_at) from allocation where job_id = any(?::uuid[]) group by job_id", submitNanos);
+        List<Long> toBound = new ArrayList<>();
+        Instant last = startedAt;
+        for (var e : boundAt.entrySet()) {
+            Instant sentAt = startedAt.plusNanos(submitNanos.get(e.getKey()) - start);
+            toBound.add(Math.max(0, Duration.between(sentAt, e.getValue()).toMillis()));
+            last = e.getValue().isAfter(last) ? e.getValue() : last;
+        }
+        System.out.printf("bound %d of %d; submit-to-bound p50 %d ms, p99 %d ms; last bound %.1f s after the first submission%n",
+                toBound.size(), submitNanos.size(), percentile(toBound, 50), percentile(toBound, 99),
+                Duration.between(startedAt, last).toMillis() / 1000.0);
+    }
+
+    /**
+     * Where the time goes, step by step, from the rows each service writes on the way: admission's
+     * job and outbox rows (stored, published), placement's received time (kept on the pending row,
+     * gone once bound, so read from the allocation's job), the first allocation, placement's outbox.
+     */
+    private static void printStages(String admissionDb, String placementDb, Map<String, Long> submitNanos, long start,
+            Instant startedAt) throws Exception {
+        Map<String, Instant> stored = firstTimes(admissionDb,
+                "select id::text, submitted_at from job where id = any(?::uuid[])", submitNanos);
+        Map<String, Instant> published = firstTimes(admissionDb, "select subject_id, min(published_at) from outbox_event"
+                + " where subject = 'jobs.queued' and subject_id = any(?) group by subject_id", submitNanos);
+        Map<String, Instant> bound = firstTimes(placementDb,
+                "select job_id::text, min(allocated_at) from allocation where job_id = any(?::uuid[]) group by job_id", submitNanos);
+        Map<String, Instant> boundPublished = firstTimes(placementDb, "select subject_id, min(published_at) from outbox_event"
+                + " where subject = 'placements.bound' and subject_id = any(?) group by subject_id", submitNanos);
+        Map<String, Instant> sent = new java.util.HashMap<>();
+        submitNanos.forEach((id, nanos) -> sent.put(id, startedAt.plusNanos(nanos - start)));
+        System.out.println("step (p50 / p99 ms): ");
+        stage("  submit -> stored (admission)", sent, stored);
+        stage("  stored -> published (admission's relay)", stored, published);
+        stage("  published -> bound (placement's consumer, window or fast path)", published, bound);
+        stage("  bound -> published (placement's relay)", bound, boundPublished);
+    }
+
+    private static void stage(String name, Map<String, Instant> from, Map<String, Instant> to) {
+        List<Long> millis = new ArrayList<>();
+        for (var e : to.entrySet()) {
+            Instant begin = from.get(e.getKey());
+            if (begin != null && e.getValue() != null) {
+                millis.add(Math.max(0, Duration.between(begin, e.getValue()).toMillis()));
+            }
+        }
+        System.out.printf("%s: %d / %d (%d jobs)%n", name, percentile(millis, 50), percentile(millis, 99), millis.size());
+    }
+
+    /** id -> time, from a query taking the run's job ids as its one array parameter. */
+    private static Map<String, Instant> firstTimes(String database, String sql, Map<String, Long> jobs) throws Exception {
+        Map<String, Instant> times = new java.util.HashMap<>();
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/" + database, "gantry", "gantry");
+                var s = c.prepareStatement(sql)) {
+            s.setArray(1, c.createArrayOf("text", jobs.keySet().toArray()));
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    Timestamp t = r.getTimestamp(2);
+                    if (t != null) {
+                        times.put(r.getString(1), t.toInstant());
+                    }
+                }
+            }
+        }
+        return times;
     }
 
     /** Jobs of the queue that admission shows PLACED (or later), with the time of that change. */

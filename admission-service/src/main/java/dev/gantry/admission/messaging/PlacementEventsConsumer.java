@@ -12,10 +12,13 @@ import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
+import dev.gantry.kit.inbox.EventBatch;
+import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
@@ -24,7 +27,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
+import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Outgoing;
 import org.jboss.logging.Logger;
 
 /**
@@ -34,6 +40,8 @@ import org.jboss.logging.Logger;
  * window said of it. Each event is applied once (inbox by event id) and in placement's order (its
  * sequence, {@link PlacementReport}), in the transaction of the change, with a step in the job's
  * history; a stale event (older than the last applied, or about a job that ended) is counted and skipped.
+ * A burst is applied in batches, in order, in one transaction ({@link EventBatches}); an event that
+ * cannot be applied is nacked alone and redelivered.
  */
 @ApplicationScoped
 public class PlacementEventsConsumer {
@@ -44,8 +52,11 @@ public class PlacementEventsConsumer {
     private final MeterRegistry registry;
     private final Timer queueWait;
 
-    public PlacementEventsConsumer(ProcessedEvents processed, MeterRegistry registry) {
+    private final EventBatches batches;
+
+    public PlacementEventsConsumer(ProcessedEvents processed, EventBatches batches, MeterRegistry registry) {
         this.processed = processed;
+        this.batches = batches;
         this.registry = registry;
         this.queueWait = Timer.builder("gantry.admission.queue.wait")
                 .description("time from submission to placement")
@@ -56,7 +67,19 @@ public class PlacementEventsConsumer {
     }
 
     @Incoming("placements-in")
-    public Uni<Void> onPlacementEvent(JsonNode event) {
+    @Outgoing("placements-batches")
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Multi<Message<EventBatch<JsonNode>>> placementBatches(Multi<Message<JsonNode>> events) {
+        return batches.group(events);
+    }
+
+    @Incoming("placements-batches")
+    public Uni<Void> onPlacementEvents(EventBatch<JsonNode> batch) {
+        return batches.apply(Subjects.PLACEMENTS_STREAM, batch, this::onPlacementEvent);
+    }
+
+    /** One event, inside the batch's transaction (or its own, when the batch is applied one at a time). */
+    Uni<Void> onPlacementEvent(JsonNode event) {
         String type = event.path("type").asText("");
         try {
             return switch (type) {

@@ -8,6 +8,8 @@ import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.placements.PlacementReleased;
+import dev.gantry.kit.inbox.EventBatch;
+import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.quota.persistence.AllocationEntity;
 import dev.gantry.quota.persistence.EndedJobEntity;
@@ -16,19 +18,24 @@ import dev.gantry.quota.persistence.PendingJobEntity;
 import dev.gantry.quota.persistence.ReleasedJobEntity;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.UUID;
 import java.util.function.Function;
+import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Outgoing;
 import org.jboss.logging.Logger;
 
 /**
  * What fair share needs from other services, on durable JetStream consumers of quota's own: pending
  * demand from {@code jobs.*}, allocations (and so usage) from {@code placements.*}, capacity from
- * {@code nodes.*}. Each event is applied in one transaction together with its id in the inbox, so a
- * redelivered event changes nothing the second time; a failure nacks and JetStream redelivers.
+ * {@code nodes.*}. A burst is applied in batches, in order, in one transaction ({@link EventBatches}),
+ * each event together with its id in the inbox, so a redelivered event changes nothing the second
+ * time; an event that cannot be applied is nacked alone and JetStream redelivers it.
  * Events of different streams may cross: a job bound before its jobs.queued arrives is not made
  * pending again, and a bound event older than the job's release is ignored.
  */
@@ -40,13 +47,27 @@ public class QuotaEventsConsumer {
     private final ProcessedEvents processed;
     private final MeterRegistry registry;
 
-    public QuotaEventsConsumer(ProcessedEvents processed, MeterRegistry registry) {
+    private final EventBatches batches;
+
+    public QuotaEventsConsumer(ProcessedEvents processed, EventBatches batches, MeterRegistry registry) {
         this.processed = processed;
+        this.batches = batches;
         this.registry = registry;
     }
 
     @Incoming("jobs-in")
-    public Uni<Void> onJobEvent(JsonNode event) {
+    @Outgoing("jobs-batches")
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Multi<Message<EventBatch<JsonNode>>> jobsBatches(Multi<Message<JsonNode>> events) {
+        return batches.group(events);
+    }
+
+    @Incoming("jobs-batches")
+    public Uni<Void> onJobEvents(EventBatch<JsonNode> batch) {
+        return batches.apply(Subjects.JOBS_STREAM, batch, this::onJobEvent);
+    }
+
+    Uni<Void> onJobEvent(JsonNode event) {
         return dispatch(Subjects.JOBS_STREAM, event, type -> switch (type) {
             case Subjects.JOBS_QUEUED -> applyOnce(Subjects.JOBS_STREAM, EventCodec.decode(event, JobQueued.class), this::jobQueued);
             case Subjects.JOBS_CANCELLED -> applyOnce(Subjects.JOBS_STREAM, EventCodec.decode(event, JsonNode.class), this::jobCancelled);
@@ -55,7 +76,18 @@ public class QuotaEventsConsumer {
     }
 
     @Incoming("placements-in")
-    public Uni<Void> onPlacementEvent(JsonNode event) {
+    @Outgoing("placements-batches")
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Multi<Message<EventBatch<JsonNode>>> placementsBatches(Multi<Message<JsonNode>> events) {
+        return batches.group(events);
+    }
+
+    @Incoming("placements-batches")
+    public Uni<Void> onPlacementEvents(EventBatch<JsonNode> batch) {
+        return batches.apply(Subjects.PLACEMENTS_STREAM, batch, this::onPlacementEvent);
+    }
+
+    Uni<Void> onPlacementEvent(JsonNode event) {
         return dispatch(Subjects.PLACEMENTS_STREAM, event, type -> switch (type) {
             case Subjects.PLACEMENTS_BOUND -> applyOnce(Subjects.PLACEMENTS_STREAM, EventCodec.decode(event, PlacementBound.class), this::bound);
             case Subjects.PLACEMENTS_PREEMPTED, Subjects.PLACEMENTS_FAILED, Subjects.PLACEMENTS_REQUEUED, Subjects.PLACEMENTS_COMPLETED ->
@@ -65,7 +97,18 @@ public class QuotaEventsConsumer {
     }
 
     @Incoming("nodes-in")
-    public Uni<Void> onNodeEvent(JsonNode event) {
+    @Outgoing("nodes-batches")
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Multi<Message<EventBatch<JsonNode>>> nodesBatches(Multi<Message<JsonNode>> events) {
+        return batches.group(events);
+    }
+
+    @Incoming("nodes-batches")
+    public Uni<Void> onNodeEvents(EventBatch<JsonNode> batch) {
+        return batches.apply(Subjects.NODES_STREAM, batch, this::onNodeEvent);
+    }
+
+    Uni<Void> onNodeEvent(JsonNode event) {
         return dispatch(Subjects.NODES_STREAM, event, type -> switch (type) {
             case Subjects.NODES_UPSERTED -> applyOnce(Subjects.NODES_STREAM, EventCodec.decode(event, JsonNode.class), this::nodeUpserted);
             case Subjects.NODES_REMOVED -> applyOnce(Subjects.NODES_STREAM, EventCodec.decode(event, JsonNode.class), this::nodeRemoved);

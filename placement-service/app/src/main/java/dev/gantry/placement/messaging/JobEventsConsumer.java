@@ -7,6 +7,8 @@ import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.kit.inbox.EventBatch;
+import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.placement.persistence.EndedJob;
 import dev.gantry.placement.persistence.PendingJob;
@@ -15,16 +17,21 @@ import dev.gantry.placement.window.StandaloneExecutor;
 import dev.gantry.placement.window.WindowLoop;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Outgoing;
 import org.jboss.logging.Logger;
 
 /**
- * Keeps the pending set from {@code jobs.*} on a durable JetStream consumer. Each event is applied
- * in one transaction together with its id in the inbox, so a redelivered or republished event
- * changes nothing the second time. A failure nacks the message and JetStream redelivers it.
+ * Keeps the pending set from {@code jobs.*} on a durable JetStream consumer. The events of a burst
+ * are applied in batches, in order, in one transaction ({@link EventBatches}); each is recorded
+ * with its id in the inbox in that transaction, so a redelivered or republished event changes
+ * nothing the second time. An event that cannot be applied is nacked alone and redelivered.
  */
 @ApplicationScoped
 public class JobEventsConsumer {
@@ -37,7 +44,11 @@ public class JobEventsConsumer {
     private final Counter malformed;
     private final Counter lateForEndedJob;
 
-    public JobEventsConsumer(ProcessedEvents processed, StandaloneExecutor executor, WindowLoop windows, MeterRegistry registry) {
+    private final EventBatches batches;
+
+    public JobEventsConsumer(ProcessedEvents processed, EventBatches batches, StandaloneExecutor executor, WindowLoop windows,
+            MeterRegistry registry) {
+        this.batches = batches;
         this.windows = windows;
         this.processed = processed;
         this.executor = executor;
@@ -46,7 +57,19 @@ public class JobEventsConsumer {
     }
 
     @Incoming("jobs-in")
-    public Uni<Void> onJobEvent(JsonNode event) {
+    @Outgoing("jobs-batches")
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Multi<Message<EventBatch<JsonNode>>> batch(Multi<Message<JsonNode>> events) {
+        return batches.group(events);
+    }
+
+    @Incoming("jobs-batches")
+    public Uni<Void> onJobEvents(EventBatch<JsonNode> batch) {
+        return batches.apply(Subjects.JOBS_STREAM, batch, this::onJobEvent);
+    }
+
+    /** One event, inside the batch's transaction (or its own, when the batch is applied one at a time). */
+    Uni<Void> onJobEvent(JsonNode event) {
         String type = event.path("type").asText("");
         try {
             return switch (type) {

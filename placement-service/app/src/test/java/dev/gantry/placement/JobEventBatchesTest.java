@@ -1,0 +1,154 @@
+package dev.gantry.placement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.kit.inbox.EventBatch;
+import dev.gantry.kit.inbox.EventBatches;
+import dev.gantry.placement.messaging.JobEventsConsumer;
+import dev.gantry.placement.persistence.EndedJob;
+import dev.gantry.testing.FreshTestConsumers;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.ResourceArg;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.vertx.VertxContextSupport;
+import io.smallrye.mutiny.Uni;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Placement's jobs consumer applies a burst in batches (issue 18 item 6: one transaction and one
+ * synchronous ack per event held it to ~40 events/s), without giving up order, idempotency or
+ * keeping a bad event to itself.
+ */
+@QuarkusTestResource(value = FreshTestConsumers.class, initArgs = @ResourceArg(name = "service", value = "placement"))
+@QuarkusTest
+class JobEventBatchesTest {
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    JobEventsConsumer consumer;
+
+    @Inject
+    EventBatches batches;
+
+    private static EventEnvelope<JobQueued> queued(UUID jobId) {
+        JobQueued job = new JobQueued(jobId, "burst-" + jobId.toString().substring(0, 8), "normal", "alice", 100,
+                Instant.now(), 1, List.of(new JobQueued.TaskGroup("worker", 1, 1, null, 1000, 4000)),
+                List.of("A100-SXM4-80GB"), null, null, false, Map.of(), List.of(), true, true, 600L);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    private static EventEnvelope<JobCancelled> cancelled(UUID jobId) {
+        return EventEnvelope.of(Subjects.JOBS_CANCELLED, jobId.toString(), new JobCancelled(jobId, "normal", "alice", Instant.now()));
+    }
+
+    private static JsonNode tree(EventEnvelope<?> envelope) throws Exception {
+        return EventCodec.mapper().readTree(EventCodec.encode(envelope));
+    }
+
+    /** Messages that remember whether they were acked or nacked, as the broker would see it. */
+    private static final class Outcomes {
+        final Set<String> acked = ConcurrentHashMap.newKeySet();
+        final Set<String> nacked = ConcurrentHashMap.newKeySet();
+
+        <T> Message<T> message(String name, T payload) {
+            return Message.of(payload, () -> {
+                acked.add(name);
+                return CompletableFuture.completedFuture(null);
+            }, reason -> {
+                nacked.add(name);
+                return CompletableFuture.completedFuture(null);
+            });
+        }
+    }
+
+    @Test
+    void aBurstIsStoredInFarFewerTransactionsThanEvents() throws Exception {
+        List<UUID> jobs = new ArrayList<>();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (int i = 0; i < 300; i++) {
+                UUID jobId = UUID.randomUUID();
+                jobs.add(jobId);
+                nats.publish(queued(jobId));
+            }
+        }
+        String ids = jobs.stream().map(id -> "'" + id + "'").collect(Collectors.joining(","));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                assertThat(db.queryLong("select count(*) from pending_job where job_id in (" + ids + ")")
+                        + db.queryLong("select count(*) from running_job where job_id in (" + ids + ")")).isEqualTo(300));
+        // rows a transaction inserted share its id (xmin): one per event before, a handful per burst now
+        long transactions = db.queryLong("select count(distinct xmin::text) from pending_job where job_id in (" + ids + ")");
+        long stored = db.queryLong("select count(*) from pending_job where job_id in (" + ids + ")");
+        assertThat(stored).as("jobs still pending (the rest were bound meanwhile)").isPositive();
+        assertThat(transactions).as("transactions that stored %d of the jobs", stored).isLessThanOrEqualTo(Math.max(1, stored / 5));
+    }
+
+    @Test
+    void aCancellationInTheSameBatchAsItsJobLeavesNothingPendingWhicheverComesFirst() throws Throwable {
+        UUID queuedFirst = UUID.randomUUID();
+        UUID cancelledFirst = UUID.randomUUID();
+        Outcomes outcomes = new Outcomes();
+        EventBatch<JsonNode> batch = new EventBatch<>(List.of(
+                outcomes.message("q1", tree(queued(queuedFirst))),
+                outcomes.message("c1", tree(cancelled(queuedFirst))),
+                outcomes.message("c2", tree(cancelled(cancelledFirst))),
+                outcomes.message("q2", tree(queued(cancelledFirst)))));
+
+        VertxContextSupport.subscribeAndAwait(() -> consumer.onJobEvents(batch));
+
+        for (UUID job : List.of(queuedFirst, cancelledFirst)) {
+            assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", job.toString())).isZero();
+            assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", job.toString())).isZero();
+            assertThat(db.queryString("select how from ended_job where job_id = ?::uuid", job.toString())).isEqualTo("cancelled");
+        }
+        assertThat(outcomes.acked).containsExactlyInAnyOrder("q1", "c1", "c2", "q2");
+        assertThat(outcomes.nacked).isEmpty();
+    }
+
+    @Test
+    void anEventThatCannotBeAppliedIsNackedAloneAndTheOthersCommit() throws Throwable {
+        UUID[] jobs = {UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()};
+        Outcomes outcomes = new Outcomes();
+        EventBatch<String> batch = new EventBatch<>(List.of(
+                outcomes.message("first", jobs[0].toString()),
+                outcomes.message("poison", "poison"),
+                outcomes.message("last", jobs[2].toString())));
+
+        VertxContextSupport.subscribeAndAwait(() -> batches.apply("TEST", batch, payload -> payload.equals("poison")
+                // the write happens, then the event fails: its transaction must roll back, the others' must not
+                ? EndedJob.record(jobs[1], "poison").chain(() -> Uni.createFrom().failure(new IllegalStateException("cannot apply")))
+                : EndedJob.record(UUID.fromString(payload), "batch")));
+
+        assertThat(outcomes.acked).containsExactlyInAnyOrder("first", "last");
+        assertThat(outcomes.nacked).containsExactly("poison");
+        assertThat(db.queryLong("select count(*) from ended_job where job_id = ?::uuid", jobs[0].toString())).isEqualTo(1);
+        assertThat(db.queryLong("select count(*) from ended_job where job_id = ?::uuid", jobs[1].toString())).isZero();
+        assertThat(db.queryLong("select count(*) from ended_job where job_id = ?::uuid", jobs[2].toString())).isEqualTo(1);
+    }
+}
