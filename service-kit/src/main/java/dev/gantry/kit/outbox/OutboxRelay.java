@@ -43,7 +43,7 @@ public class OutboxRelay {
     private record Lane(List<Long> published, OutboxEvent failed, Throwable error) {
     }
 
-    private static final int MAX_PASSES_PER_TICK = 50;
+    private static final int MAX_PASSES_PER_TICK = 10;
 
     private final Map<String, MutinyEmitter<byte[]>> emitterByStream;
     private final int batchSize;
@@ -77,7 +77,7 @@ public class OutboxRelay {
                 .description("age of the oldest outbox row not yet published (0: none)").register(registry);
     }
 
-    @Scheduled(every = "${gantry.outbox.poll-interval:250ms}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
+    @Scheduled(every = "${gantry.outbox.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> relay() {
         return drain(MAX_PASSES_PER_TICK).chain(this::refreshGauges).replaceWithVoid();
