@@ -164,13 +164,16 @@ class FastPathTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name like 'fp-burst-%'") == 2);
         long windowsBefore = registry.find("gantry.placement.window").timer().count();
 
-        // windows are off in this profile: only the burst rule can run one
+        // windows are off in this profile: only the burst rule can run one. 90 ms apart (11 jobs/s), each
+        // fast path is done before the next job arrives, so a rule that counted only the jobs waiting
+        // for a fast path would never see this burst; one that counts arrivals per second does
         List<UUID> burst = new java.util.ArrayList<>();
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (int i = 0; i < 16; i++) {
                 UUID id = UUID.randomUUID();
                 burst.add(id);
                 nats.publish(job(id, 1, 1, 100, Instant.now(), BURST_MODEL));
+                Thread.sleep(90);
             }
         }
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))

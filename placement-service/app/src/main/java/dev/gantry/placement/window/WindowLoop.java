@@ -79,8 +79,9 @@ public class WindowLoop {
     private final AtomicBoolean planning = new AtomicBoolean();
     /** Jobs that arrived while something else planned: their fast path runs as soon as it is done. */
     private final Queue<Deferred> deferred = new ConcurrentLinkedQueue<>();
-    /** More jobs than this waiting for their fast path are a burst, planned by a window. */
+    /** More jobs than this arriving within a second (or waiting for their fast path) are a burst, planned by a window. */
     static final int FAST_PATH_BACKLOG = 8;
+    private final RecentArrivals recentArrivals = new RecentArrivals(1_000_000_000L);
 
     private record Deferred(UUID jobId, long receivedNanos) {
     }
@@ -224,9 +225,15 @@ public class WindowLoop {
         if (!fastPathEnabled || !leadership.leading()) {
             return Uni.createFrom().item(false);
         }
+        boolean burst = recentArrivals.record(System.nanoTime()) > FAST_PATH_BACKLOG;
         if (!planning.compareAndSet(false, true)) {
             deferred.add(new Deferred(jobId, receivedNanos));
             return Uni.createFrom().item(false);
+        }
+        if (burst) { // one window plans the burst in about the time one fast path takes
+            deferred.clear();
+            LOG.debugf("job %s arrived in a burst: a window plans it", jobId);
+            return windowBody().eventually(this::donePlanning).map(placed -> false);
         }
         Instant now = Instant.now();
         long[] mark = {System.nanoTime()};
@@ -310,13 +317,13 @@ public class WindowLoop {
 
     /**
      * Lets the next window or fast path plan, and starts the fast path of a job that arrived
-     * meanwhile. A burst (more than {@link #FAST_PATH_BACKLOG} jobs waiting for their fast path)
-     * goes to a window at once instead: one window plans them all in about the time one fast path
+     * meanwhile. A burst (more than {@link #FAST_PATH_BACKLOG} jobs waiting for their fast path, or
+     * arrived within the last second) goes to a window at once instead: one window plans them all in about the time one fast path
      * takes, and fast paths one after another would keep the scheduled windows out.
      */
     private void donePlanning() {
         planning.set(false);
-        if (deferred.size() > FAST_PATH_BACKLOG) {
+        if (!deferred.isEmpty() && (deferred.size() > FAST_PATH_BACKLOG || recentArrivals.count(System.nanoTime()) > FAST_PATH_BACKLOG)) {
             int burst = deferred.size();
             deferred.clear();
             LOG.infof("%d jobs arrived while planning: a window plans them together", burst);
