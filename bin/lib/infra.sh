@@ -90,10 +90,10 @@ ensure_nats() {
 # it consumes; admin may do anything in the account (operators, the nats CLI).
 GANTRY_NATS_USERS=(admission quota inventory placement admin)
 declare -A GANTRY_NATS_PUBLISHES=(
-  [admission]="jobs.queued jobs.cancelled"
+  [admission]="jobs.queued jobs.cancelled jobs.refused"
   [quota]="quota.shares"
   [inventory]="nodes.upserted nodes.removed"
-  [placement]="placements.bound placements.preempted placements.migrated placements.failed placements.requeued placements.completed placements.pending"
+  [placement]="placements.bound placements.preempted placements.migrated placements.failed placements.requeued placements.completed placements.pending placements.gang-formed placements.gang-dissolved"
 )
 declare -A GANTRY_NATS_CONSUMES=([admission]="PLACEMENTS" [quota]="JOBS PLACEMENTS NODES" [inventory]="" [placement]="JOBS NODES QUOTA")
 # the user bin/gantry up connects a service as

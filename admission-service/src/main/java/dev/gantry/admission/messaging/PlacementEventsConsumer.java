@@ -1,6 +1,7 @@
 package dev.gantry.admission.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gantry.admission.PodGangAdmission;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.PlacementReport;
 import dev.gantry.admission.persistence.JobHistoryEntry;
@@ -12,6 +13,8 @@ import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
+import dev.gantry.contracts.placements.PodGangDissolved;
+import dev.gantry.contracts.placements.PodGangFormed;
 import dev.gantry.kit.inbox.EventBatch;
 import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
@@ -40,6 +43,8 @@ import org.jboss.logging.Logger;
  * window said of it. Each event is applied once (inbox by event id) and in placement's order (its
  * sequence, {@link PlacementReport}), in the transaction of the change, with a step in the job's
  * history; a stale event (older than the last applied, or about a job that ended) is counted and skipped.
+ * Gangs users form from their own pods ({@code placements.gang-formed}, {@code placements.gang-dissolved})
+ * are admitted or withdrawn by {@link PodGangAdmission}.
  * A burst is applied in batches, in order, in one transaction ({@link EventBatches}); an event that
  * cannot be applied is nacked alone and redelivered.
  */
@@ -53,9 +58,11 @@ public class PlacementEventsConsumer {
     private final Timer queueWait;
 
     private final EventBatches batches;
+    private final PodGangAdmission podGangs;
 
-    public PlacementEventsConsumer(ProcessedEvents processed, EventBatches batches, MeterRegistry registry) {
+    public PlacementEventsConsumer(ProcessedEvents processed, EventBatches batches, PodGangAdmission podGangs, MeterRegistry registry) {
         this.processed = processed;
+        this.podGangs = podGangs;
         this.batches = batches;
         this.registry = registry;
         this.queueWait = Timer.builder("gantry.admission.queue.wait")
@@ -98,6 +105,10 @@ public class PlacementEventsConsumer {
                     EventEnvelope<PlacementPending> pending = EventCodec.decode(event, PlacementPending.class);
                     yield applyInOrder(pending, pending.payload().jobId(), PlacementReport.PENDING, pending.payload().reason(), null);
                 }
+                case Subjects.PLACEMENTS_GANG_FORMED -> processed.applyOnce(EventCodec.decode(event, PodGangFormed.class),
+                        formed -> podGangs.formed(formed.payload()));
+                case Subjects.PLACEMENTS_GANG_DISSOLVED -> processed.applyOnce(EventCodec.decode(event, PodGangDissolved.class),
+                        dissolved -> podGangs.dissolved(dissolved.payload()));
                 default -> Uni.createFrom().voidItem();
             };
         } catch (MalformedEventException e) {

@@ -15,6 +15,8 @@ public final class Subjects {
 
     public static final String JOBS_QUEUED = "jobs.queued";
     public static final String JOBS_CANCELLED = "jobs.cancelled";
+    /** Admission did not admit a user's pod gang (payload: JobRefused). */
+    public static final String JOBS_REFUSED = "jobs.refused";
 
     public static final String NODES_UPSERTED = "nodes.upserted";
     public static final String NODES_REMOVED = "nodes.removed";
@@ -35,12 +37,16 @@ public final class Subjects {
     public static final String PLACEMENTS_COMPLETED = "placements.completed";
     /** A queued job still waits after a window, and why (payload: PlacementPending); sent when the reason changes. */
     public static final String PLACEMENTS_PENDING = "placements.pending";
+    /** Pods a user created make a gang; admission is asked to admit it (payload: PodGangFormed). */
+    public static final String PLACEMENTS_GANG_FORMED = "placements.gang-formed";
+    /** A user's gang not yet placed fell below its minimum; admission withdraws it (payload: PodGangDissolved). */
+    public static final String PLACEMENTS_GANG_DISSOLVED = "placements.gang-dissolved";
 
     /** Every subject an event may be published on; an outbox row naming another is a bug. */
     public static final List<String> ALL = List.of(
-            JOBS_QUEUED, JOBS_CANCELLED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
+            JOBS_QUEUED, JOBS_CANCELLED, JOBS_REFUSED, NODES_UPSERTED, NODES_REMOVED, QUOTA_SHARES,
             PLACEMENTS_BOUND, PLACEMENTS_PREEMPTED, PLACEMENTS_MIGRATED, PLACEMENTS_FAILED, PLACEMENTS_REQUEUED, PLACEMENTS_COMPLETED,
-            PLACEMENTS_PENDING);
+            PLACEMENTS_PENDING, PLACEMENTS_GANG_FORMED, PLACEMENTS_GANG_DISSOLVED);
 
     private Subjects() {
     }
