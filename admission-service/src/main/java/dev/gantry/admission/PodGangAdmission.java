@@ -42,7 +42,7 @@ import org.jboss.logging.Logger;
 public class PodGangAdmission {
 
     private static final Logger LOG = Logger.getLogger(PodGangAdmission.class);
-    static final String SUBMITTER_PREFIX = "system:pod-gang:";
+    static final String SUBMITTER_PREFIX = PodGangFormed.SUBMITTER_PREFIX;
 
     private final Outbox outbox;
     private final AdmissionCheck admissionCheck;

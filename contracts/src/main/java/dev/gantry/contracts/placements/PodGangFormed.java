@@ -13,4 +13,11 @@ import java.util.UUID;
  * {@code jobId}, chosen by placement, never taken from a label.
  */
 public record PodGangFormed(UUID jobId, String namespace, String gang, JobQueued spec, Instant formedAt) {
+
+    /** The owner admission gives an admitted pod gang's job: this, then the namespace. */
+    public static final String SUBMITTER_PREFIX = "system:pod-gang:";
+
+    public static boolean isPodGangOwner(String owner) {
+        return owner != null && owner.startsWith(SUBMITTER_PREFIX);
+    }
 }

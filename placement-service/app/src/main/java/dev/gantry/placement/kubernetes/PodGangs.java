@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -39,14 +38,6 @@ public final class PodGangs {
         } catch (IllegalArgumentException e) {
             return null;
         }
-    }
-
-    /**
-     * The job id of a user's gang: always derived from namespace and label, never the label itself,
-     * so a label that names another job's id cannot make the pods part of that job.
-     */
-    public static UUID userJobIdOf(String namespace, String label) {
-        return UUID.nameUUIDFromBytes((namespace + "/" + label).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A user's pod (not one gantry made) addressed to gantry and not placed yet. */

@@ -3,10 +3,14 @@ package dev.gantry.placement.kubernetes;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.placements.PodGangDissolved;
+import dev.gantry.contracts.placements.PodGangFormed;
+import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.placement.cluster.BinderMode;
 import dev.gantry.placement.cluster.Leadership;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.ClusterGang;
+import dev.gantry.placement.persistence.EndedJob;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import dev.gantry.placement.window.Binder;
@@ -48,9 +52,11 @@ import org.jboss.logging.Logger;
  * pods would fail again; admission shows it FAILED). A victim in its grace period is left to the
  * binder;</li>
  * <li>users' pods ({@code schedulerName: gantry}, {@code gantry.dev/job}, {@code gantry.dev/min-available})
- * become a pending job once at least min-available of them wait, and the binder binds them like
- * its own; while pending, the gang follows its pods (a pod replaced by its owner is picked up, a
- * gang that shrinks below min-available leaves the pending set);</li>
+ * form a gang once at least min-available of them wait; admission admits it as it admits API jobs
+ * (namespace mapped to a team, quota: {@code placements.gang-formed}, then {@code jobs.queued} or
+ * {@code jobs.refused}) and the binder binds the admitted gang's pods like its own; until placed,
+ * the gang follows its pods (a pod replaced by its owner is picked up, a gang that shrinks below
+ * min-available is withdrawn: {@code placements.gang-dissolved});</li>
  * <li>a pod of a launched job that is gone, and that gantry did not delete itself (the actuator
  * remembers its own deletions for a while), was deleted by someone else: the job loses its
  * placement ({@link Binder#podLost}).</li>
@@ -81,6 +87,9 @@ public class PodWatcher {
     private final Map<String, Instant> seenDeleted = new ConcurrentHashMap<>();
     private final Instance<KubernetesActuator> actuator;
     private final Binder binder;
+    private final Outbox outbox;
+    /** How long a refused gang whose pods stay the same waits before admission is asked again. */
+    private final Duration refusalRetry;
     @Inject
     PodSigningKey signingKey;
     private volatile SharedIndexInformer<Pod> informer;
@@ -89,9 +98,12 @@ public class PodWatcher {
     private Instant lastSweep = Instant.MIN;
 
     public PodWatcher(BinderMode mode, Instance<KubernetesClient> client, Leadership leadership, StandaloneExecutor executor,
-            Instance<KubernetesActuator> actuator, Binder binder,
+            Instance<KubernetesActuator> actuator, Binder binder, Outbox outbox,
             @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace,
-            @ConfigProperty(name = "gantry.placement.kubernetes.resync", defaultValue = "30s") Duration resync) {
+            @ConfigProperty(name = "gantry.placement.kubernetes.resync", defaultValue = "30s") Duration resync,
+            @ConfigProperty(name = "gantry.placement.kubernetes.refusal-retry", defaultValue = "60s") Duration refusalRetry) {
+        this.outbox = outbox;
+        this.refusalRetry = refusalRetry;
         this.kubernetes = mode.kubernetes();
         this.client = client;
         this.leadership = leadership;
@@ -203,8 +215,9 @@ public class PodWatcher {
 
     /**
      * A label's pods: those Gantry made (signed, {@link PodProvenance}) belong to the API job whose id
-     * is the label; any others are a user's gang, whose job id always comes from namespace and label.
-     * So a user's pod labelled with another job's id and attempt neither joins nor ends that job.
+     * is the label; any others are a user's gang, whose job id was chosen when it formed and is found
+     * by namespace and label, never read from a label. So a user's pod labelled with another job's id
+     * and attempt neither joins nor ends that job.
      */
     private Uni<Void> reconcile(String label) {
         List<Pod> pods = informer.getStore().list().stream()
@@ -212,14 +225,84 @@ public class PodWatcher {
         PodProvenance provenance = signingKey.provenance();
         List<Pod> gantryMade = pods.stream().filter(provenance::madeByGantry).toList();
         List<Pod> users = pods.stream().filter(p -> !provenance.madeByGantry(p)).toList();
-        Uni<Void> userGang = reconcile(PodGangs.userJobIdOf(namespace, label), label, users);
+        Uni<Void> userGang = ClusterGang.<ClusterGang>find("namespace = ?1 and gangLabel = ?2 and userPods = true", namespace, label)
+                .firstResult().chain(row -> row == null ? form(label, users) : userGang(row, users));
         UUID apiJob = PodGangs.apiJobIdOf(label);
-        return apiJob == null ? userGang : userGang.chain(() -> reconcile(apiJob, label, gantryMade));
+        return apiJob == null ? userGang : userGang.chain(() -> RunningJobRecord.<RunningJobRecord>findById(apiJob)
+                .chain(running -> running == null ? Uni.createFrom().voidItem() : phases(running, gantryMade)));
     }
 
-    private Uni<Void> reconcile(UUID jobId, String label, List<Pod> pods) {
-        return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(running -> running != null ? phases(running, pods)
-                : PendingJob.<PendingJob>findById(jobId).chain(pending -> userGang(jobId, label, pods, pending)));
+    /** A user's gang already formed: running (its phases end it), or waiting for admission or a window. */
+    private Uni<Void> userGang(ClusterGang row, List<Pod> pods) {
+        return RunningJobRecord.<RunningJobRecord>findById(row.jobId).chain(running -> running != null ? phases(running, pods)
+                : PendingJob.<PendingJob>findById(row.jobId).chain(pending -> waiting(row, pods, pending)));
+    }
+
+    /**
+     * At least min-available of a label's pods wait and no gang of theirs exists: a gang forms under a
+     * fresh job id, and admission is asked to admit it ({@code placements.gang-formed}, in the same
+     * transaction as the row). It is planned only once admission queues it ({@code jobs.queued}).
+     */
+    private Uni<Void> form(String label, List<Pod> pods) {
+        List<Pod> waiting = pods.stream().filter(PodGangs::waitingUserPod).toList();
+        int min = PodGangs.minAvailable(waiting);
+        if (min == 0 || waiting.size() < min) {
+            return Uni.createFrom().voidItem();
+        }
+        UUID jobId = UUID.randomUUID();
+        PodGangs.UserGang g = PodGangs.gang(jobId, label, waiting, null);
+        ClusterGang row = new ClusterGang();
+        row.jobId = jobId;
+        row.namespace = namespace;
+        row.gangLabel = label;
+        row.userPods = true;
+        row.pods = EventCodec.toJson(new LinkedHashMap<>(g.podByTask()));
+        row.createdAt = Instant.now();
+        LOG.infof("gang %s/%s formed: %d pods (min %d), %d GPUs; admission asked to admit it as job %s", namespace, label,
+                waiting.size(), min, g.spec().totalGpus(), jobId);
+        return row.persist().chain(() -> outbox.append(Subjects.PLACEMENTS_GANG_FORMED, jobId.toString(),
+                new PodGangFormed(jobId, namespace, label, g.spec(), row.createdAt))).replaceWithVoid();
+    }
+
+    /**
+     * A formed gang not placed: it follows its pods (a pod its owner replaced is picked up); one that
+     * falls below min-available is withdrawn ({@code placements.gang-dissolved}); a refused one is
+     * asked about again when its pods change or the refusal is {@link #refusalRetry} old.
+     */
+    private Uni<Void> waiting(ClusterGang row, List<Pod> pods, PendingJob pending) {
+        List<Pod> waiting = pods.stream().filter(PodGangs::waitingUserPod).toList();
+        int min = PodGangs.minAvailable(waiting);
+        boolean formed = min > 0 && waiting.size() >= min;
+        @SuppressWarnings("unchecked")
+        Map<String, String> podByTask = EventCodec.fromJson(row.pods, LinkedHashMap.class);
+        Set<String> names = waiting.stream().map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
+        boolean podsChanged = !names.equals(Set.copyOf(podByTask.values()));
+        if (row.refusedAt != null) {
+            if (!formed || podsChanged || row.refusedAt.plus(refusalRetry).isBefore(Instant.now())) {
+                dirty.add(row.gangLabel); // formed anew (or not) on the next reconcile
+                return row.delete();
+            }
+            return Uni.createFrom().voidItem();
+        }
+        return EndedJob.ended(row.jobId).chain(ended -> {
+            if (ended) { // cancelled (by its team, or withdrawn): its pods wait until their owner removes them
+                return formed ? Uni.createFrom().voidItem() : row.delete();
+            }
+            if (!formed) {
+                LOG.infof("gang %s/%s: %d of %d pods waiting, withdrawn", namespace, row.gangLabel, waiting.size(), min);
+                return (pending == null ? Uni.createFrom().item(false) : pending.delete().replaceWith(true))
+                        .chain(() -> row.delete())
+                        .chain(() -> outbox.append(Subjects.PLACEMENTS_GANG_DISSOLVED, row.jobId.toString(),
+                                new PodGangDissolved(row.jobId, namespace, row.gangLabel,
+                                        waiting.size() + " of " + Math.max(min, 1) + " pods waiting", Instant.now())))
+                        .replaceWithVoid();
+            }
+            if (podsChanged) {
+                row.pods = EventCodec.toJson(new LinkedHashMap<>(PodGangs.gang(row.jobId, row.gangLabel, waiting, null).podByTask()));
+                return row.persist().replaceWithVoid();
+            }
+            return Uni.createFrom().voidItem();
+        });
     }
 
     /** A running job's pods: one gone, or their phases, end it. */
@@ -277,49 +360,6 @@ public class PodWatcher {
         return Allocation.count("jobId", jobId).chain(tasks -> succeeded >= tasks
                 ? executor.release(jobId, "completed").replaceWithVoid()
                 : Uni.createFrom().voidItem());
-    }
-
-    /** Users' waiting pods become, follow, or leave a pending job. */
-    private Uni<Void> userGang(UUID jobId, String label, List<Pod> pods, PendingJob pending) {
-        List<Pod> waiting = pods.stream().filter(PodGangs::waitingUserPod).toList();
-        int min = PodGangs.minAvailable(waiting);
-        boolean formed = min > 0 && waiting.size() >= min;
-        return ClusterGang.<ClusterGang>findById(jobId).chain(gang -> {
-            if (pending == null && !formed) {
-                return Uni.createFrom().voidItem();
-            }
-            if (pending != null && (gang == null || !gang.userPods)) {
-                return Uni.createFrom().voidItem(); // an API job's pods are the binder's business
-            }
-            if (!formed) {
-                LOG.infof("gang %s/%s: %d of %d pods waiting, leaves the pending set", namespace, label, waiting.size(), min);
-                return pending.delete().chain(() -> gang.delete());
-            }
-            // a gang back from a preemption keeps its place in line
-            Instant submitted = pending == null ? null : pending.submittedAt;
-            PodGangs.UserGang g = PodGangs.gang(jobId, label, waiting, submitted);
-            JobQueued spec = g.spec();
-            PendingJob p = pending != null ? pending : new PendingJob();
-            p.jobId = jobId;
-            p.name = spec.name();
-            p.queue = spec.queue();
-            p.priority = spec.priority();
-            p.totalGpus = spec.totalGpus();
-            p.spec = EventCodec.toJson(spec);
-            p.submittedAt = spec.submittedAt();
-            p.receivedAt = pending == null ? Instant.now() : pending.receivedAt;
-            ClusterGang row = gang != null ? gang : new ClusterGang();
-            row.jobId = jobId;
-            row.namespace = namespace;
-            row.gangLabel = label;
-            row.userPods = true;
-            row.pods = EventCodec.toJson(new LinkedHashMap<>(g.podByTask()));
-            row.createdAt = gang != null ? gang.createdAt : Instant.now();
-            if (pending == null) {
-                LOG.infof("gang %s/%s formed: %d pods (min %d), %d GPUs, pending", namespace, label, waiting.size(), min, spec.totalGpus());
-            }
-            return p.persist().chain(() -> row.persist()).replaceWithVoid();
-        });
     }
 
     private static String phase(Pod p) {

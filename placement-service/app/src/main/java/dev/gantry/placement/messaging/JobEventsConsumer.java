@@ -7,9 +7,12 @@ import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.jobs.JobRefused;
+import dev.gantry.contracts.placements.PodGangFormed;
 import dev.gantry.kit.inbox.EventBatch;
 import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
+import dev.gantry.placement.persistence.ClusterGang;
 import dev.gantry.placement.persistence.EndedJob;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
@@ -21,6 +24,7 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import java.util.UUID;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -79,6 +83,7 @@ public class JobEventsConsumer {
                     yield applyOnce(queued, e -> storePending(e, received)).invoke(() -> recordArrival(queued.payload()));
                 }
                 case Subjects.JOBS_CANCELLED -> applyOnce(EventCodec.decode(event, JobCancelled.class), this::cancel);
+                case Subjects.JOBS_REFUSED -> applyOnce(EventCodec.decode(event, JobRefused.class), this::refused);
                 default -> {
                     LOG.debugf("ignoring %s event (not handled yet)", type);
                     yield Uni.createFrom().voidItem();
@@ -135,8 +140,46 @@ public class JobEventsConsumer {
                     LOG.debugf("job %s already placed, jobs.queued ignored", accepted.jobId());
                     return Uni.createFrom().voidItem();
                 }
+                if (PodGangFormed.isPodGangOwner(accepted.owner())) {
+                    return podGangStillThere(accepted.jobId()).chain(there -> there
+                            ? storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received))
+                            : Uni.createFrom().voidItem());
+                }
                 return storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received));
             });
+        });
+    }
+
+    /**
+     * A user's pod gang admission queued: planned only while its pods' gang still exists here. One
+     * withdrawn meanwhile (its pods gone; admission cancels it) would otherwise be launched as an API
+     * job, with pods made from a spec that has no image.
+     */
+    private static Uni<Boolean> podGangStillThere(UUID jobId) {
+        return ClusterGang.<ClusterGang>findById(jobId).map(gang -> {
+            if (gang == null || !gang.userPods) {
+                LOG.infof("job %s: its pod gang is gone, jobs.queued ignored", jobId);
+                return false;
+            }
+            return true;
+        });
+    }
+
+    /** Admission refused a user's pod gang: its pods wait, and say why in the log, until they change. */
+    private Uni<Void> refused(EventEnvelope<JobRefused> envelope) {
+        JobRefused refused = envelope.payload();
+        if (refused.jobId() == null) {
+            malformed.increment();
+            return Uni.createFrom().voidItem();
+        }
+        return ClusterGang.<ClusterGang>findById(refused.jobId()).chain(gang -> {
+            if (gang == null || !gang.userPods) {
+                return Uni.createFrom().voidItem();
+            }
+            LOG.warnf("gang %s/%s refused by admission: %s", gang.namespace, gang.gangLabel, refused.reason());
+            gang.refusedReason = refused.reason() == null ? "refused" : refused.reason();
+            gang.refusedAt = Instant.now();
+            return gang.persist().replaceWithVoid();
         });
     }
 

@@ -11,7 +11,9 @@ import java.util.UUID;
 /**
  * Kubernetes binder mode: where a job's pods live. For a job submitted through the API gantry
  * creates the pods ({@code userPods} false, {@code gangLabel} the job id); for a gang of pods a
- * user created, {@code pods} maps each engine task to the existing pod it stands for.
+ * user created, {@code pods} maps each engine task to the existing pod it stands for; such a gang's
+ * job id is chosen at random when it forms (never taken from a label) and found again by namespace
+ * and label, and admission admits it ({@code jobs.queued}) or refuses it ({@code refusedReason}).
  */
 @Entity
 @Table(name = "cluster_gang")
@@ -48,4 +50,11 @@ public class ClusterGang extends PanacheEntityBase {
      */
     @Column(name = "launched_at")
     public Instant launchedAt;
+
+    /** Why admission refused this user gang ({@code jobs.refused}); null while admitted or asked. */
+    @Column(name = "refused_reason", columnDefinition = "text")
+    public String refusedReason;
+
+    @Column(name = "refused_at")
+    public Instant refusedAt;
 }

@@ -8,6 +8,8 @@ import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.jobs.JobRefused;
+import dev.gantry.contracts.placements.PodGangFormed;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.placement.cluster.Leadership;
@@ -270,22 +272,63 @@ class KubernetesBinderTest {
                 .endSpec().build();
     }
 
-    @Test
-    void podsAUserCreatedFormAGangThatIsBound() throws Exception {
-        String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
-        UUID jobId = PodGangs.userJobIdOf(NS, label);
-        started.add(jobId);
-        for (int i = 0; i < 2; i++) {
-            Pod pod = userPod(label, i, 8);
-            if (i == 0) {
-                driver.pods().inNamespace(NS).resource(pod).create();
-                // one pod of two is not yet a gang
-                await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() ->
-                        db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()) == 0);
-            } else {
-                driver.pods().inNamespace(NS).resource(pod).create();
-            }
+    /** The job id of the user gang placement formed for {@code label}, or null. */
+    private UUID userGangId(String label) {
+        String id = db.queryString("select job_id::text from cluster_gang where namespace = ? and gang_label = ? and user_pods", NS, label);
+        return id == null ? null : UUID.fromString(id);
+    }
+
+    private long gangsFormed(String label) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and envelope like ?", Subjects.PLACEMENTS_GANG_FORMED,
+                "%\"gang\":\"" + label + "\"%");
+    }
+
+    /** The gang placement reported for {@code label} (placements.gang-formed), once it is in the outbox. */
+    private PodGangFormed formedGang(String label) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> userGangId(label) != null
+                && outbox(Subjects.PLACEMENTS_GANG_FORMED, userGangId(label)) == 1);
+        String envelope = db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_GANG_FORMED, userGangId(label).toString());
+        return EventCodec.decode(envelope, PodGangFormed.class).payload();
+    }
+
+    /** Plays admission-service: the gang placement reported is queued, as admission queues an admitted gang. */
+    private UUID admit(String label) throws Exception {
+        PodGangFormed gang = formedGang(label);
+        JobQueued pods = gang.spec();
+        JobQueued admitted = new JobQueued(gang.jobId(), pods.name(), pods.queue(), PodGangFormed.SUBMITTER_PREFIX + NS, 10,
+                pods.submittedAt(), pods.minAvailable(), pods.taskGroups(), pods.gpuModels(), pods.gpuTopology(), pods.network(),
+                pods.requireInfiniBand(), pods.nodeSelector(), pods.tolerations(), pods.preemptible(), pods.checkpointable(),
+                pods.estimatedRuntimeSeconds());
+        started.add(gang.jobId());
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, gang.jobId().toString(), admitted));
         }
+        return gang.jobId();
+    }
+
+    @Test
+    void podsAUserCreatedFormAGangThatIsBoundOnceAdmissionQueuesIt() throws Exception {
+        String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
+        driver.pods().inNamespace(NS).resource(userPod(label, 0, 8)).create();
+        // one pod of two is not yet a gang
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> userGangId(label) == null && gangsFormed(label) == 0);
+        driver.pods().inNamespace(NS).resource(userPod(label, 1, 8)).create();
+
+        PodGangFormed gang = formedGang(label);
+        UUID jobId = gang.jobId();
+        assertThat(gang.namespace()).isEqualTo(NS);
+        assertThat(gang.spec().totalGpus()).isEqualTo(16);
+        assertThat(jobId).as("the job id is not derived from the label").isNotEqualTo(PodGangs.apiJobIdOf(label));
+        // admission has not queued it: not planned, nothing bound, however long it waits
+        long postsBefore = bindingPosts();
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() ->
+                db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()) == 0
+                        && db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString()) == 0);
+        assertThat(bindingPosts()).isEqualTo(postsBefore);
+        assertThat(gangsFormed(label)).as("asked once").isEqualTo(1);
+
+        admit(label);
         await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isEqualTo(2);
         assertThat(db.queryString("select string_agg(distinct node, ',' order by node) from allocation where job_id = ?::uuid",
@@ -468,11 +511,10 @@ class KubernetesBinderTest {
     @Test
     void aUsersGangWhosePodIsDeletedOnlyGivesUpItsAllocation() throws Exception {
         String label = "user-gone-" + UUID.randomUUID().toString().substring(0, 6);
-        UUID jobId = PodGangs.userJobIdOf(NS, label);
-        started.add(jobId);
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
         }
+        UUID jobId = admit(label);
         await().atMost(Duration.ofSeconds(60)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
 
         driver.pods().inNamespace(NS).withName(label + "-0").delete(); // the user's operator (or kubectl) deletes one
@@ -488,6 +530,57 @@ class KubernetesBinderTest {
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", jobId.toString()))
                 .as("one pod of two is no gang").isZero();
         driver.pods().inNamespace(NS).withName(label + "-1").delete();
+    }
+
+    @Test
+    void aGangAdmissionRefusedWaitsAndIsAskedAgainWhenItsPodsChange() throws Exception {
+        String label = "user-refused-" + UUID.randomUUID().toString().substring(0, 6);
+        for (int i = 0; i < 2; i++) {
+            driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
+        }
+        PodGangFormed first = formedGang(label);
+        try (TestNats nats = TestNats.connect(natsUrl)) { // what admission says of a namespace mapped to no team
+            nats.publish(EventEnvelope.of(Subjects.JOBS_REFUSED, first.jobId().toString(),
+                    new JobRefused(first.jobId(), NS, label, "namespace " + NS + " is mapped to no Gantry team", Instant.now())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong(
+                "select count(*) from cluster_gang where job_id = ?::uuid and refused_reason like '%mapped to no Gantry team%'",
+                first.jobId().toString()) == 1);
+        Thread.sleep(2500); // the same pods are not asked about again at every reconcile
+        assertThat(gangsFormed(label)).isEqualTo(1);
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", first.jobId().toString())).isZero();
+
+        // the owner replaces a pod: a new gang, under a new job id, is put to admission
+        driver.pods().inNamespace(NS).withName(label + "-1").delete();
+        driver.pods().inNamespace(NS).resource(userPod(label, 2, 2)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> gangsFormed(label) == 2);
+        assertThat(userGangId(label)).isNotNull().isNotEqualTo(first.jobId());
+    }
+
+    @Test
+    void aGangThatShrinksBeforeItIsPlacedIsWithdrawnAndALateAdmissionDoesNotRunIt() throws Exception {
+        String label = "user-shrunk-" + UUID.randomUUID().toString().substring(0, 6);
+        for (int i = 0; i < 2; i++) {
+            driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
+        }
+        PodGangFormed gang = formedGang(label);
+        driver.pods().inNamespace(NS).withName(label + "-0").delete();
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_GANG_DISSOLVED, gang.jobId()) == 1);
+        assertThat(userGangId(label)).isNull();
+
+        // admission had queued it before it read the withdrawal: its jobs.queued arrives late
+        JobQueued pods = gang.spec();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, gang.jobId().toString(), new JobQueued(gang.jobId(), pods.name(),
+                    pods.queue(), PodGangFormed.SUBMITTER_PREFIX + NS, 10, pods.submittedAt(), pods.minAvailable(), pods.taskGroups(),
+                    null, null, null, false, Map.of(), pods.tolerations(), true, false, null)));
+        }
+        Thread.sleep(2500);
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", gang.jobId().toString()))
+                .as("a gang whose pods are gone is not planned").isZero();
+        assertThat(db.queryLong("select count(*) from cluster_gang where job_id = ?::uuid", gang.jobId().toString()))
+                .as("and no pods are made for it").isZero();
+        assertThat(gangsFormed(label)).as("one pod of two forms no gang").isEqualTo(1);
     }
 
     /** A pod named and labelled as Gantry would make it, by someone else (no provenance signature). */
