@@ -175,6 +175,12 @@ class CliIT {
         Result quiet = gantry("alice", "submit", file.toString(), "-q");
         assertThat(quiet.exit()).isZero();
         assertThat(quiet.out().trim()).matches("[0-9a-f-]{36}").isNotEqualTo(job.getString("id"));
+
+        // both run 72 s once placed: cancelled, so they hold no GPU another test of this class counts
+        for (String id : List.of(job.getString("id"), quiet.out().trim())) {
+            Result cancel = gantry("alice", "cancel", id);
+            assertThat(cancel.exit()).as(cancel.err()).isZero();
+        }
     }
 
     @Test

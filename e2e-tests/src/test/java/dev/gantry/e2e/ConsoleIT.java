@@ -263,6 +263,58 @@ class ConsoleIT {
         screenshot("jobs-cancelled");
     }
 
+    @Test
+    @Order(6)
+    void aNodeShrunkUnderItsJobsIsShownQuarantinedWithWhyAndTheOthersGoOn() throws Exception {
+        // a long job on the PCIe node's 4 GPUs (1,000 s of simulated run time), placed
+        String pinned = given().baseUri(console).auth().oauth2(RunningGantry.token("alice", "vision")).contentType(ContentType.JSON)
+                .body("""
+                        {"name": "on-pcie", "queue": "normal", "gpuModels": ["V100-PCIE-32GB"], "estimatedRuntimeSeconds": 100000,
+                         "taskGroups": [{"name": "worker", "replicas": 1, "gpusPerReplica": 4}]}""")
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).until(() -> "PLACED".equals(jobState(pinned)) || "RUNNING".equals(jobState(pinned)));
+
+        // the cluster file now says the node has 2 GPUs: GPUs 2 and 3 of the running job are not on it
+        String cluster = Files.readString(Path.of("src/test/resources/console-cluster.json"));
+        applyCluster(Files.readString(Path.of("src/test/resources/console-cluster-pcie-shrunk.json")));
+
+        browser.get(console + "/cluster");
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
+            browser.navigate().refresh();
+            WebElement node = browser.findElement(By.cssSelector("[data-node='pcie-01']"));
+            assertThat(node.findElement(By.cssSelector(".badge")).getText()).isEqualTo("QUARANTINED");
+            assertThat(node.findElement(By.cssSelector(".reason")).getText())
+                    .startsWith("quarantined by placement since").contains("is not on node pcie-01");
+        });
+        screenshot("cluster-quarantined");
+        // its job keeps running where it is, and a job for another node is still placed
+        assertThat(jobState(pinned)).isIn("PLACED", "RUNNING");
+        String other = given().baseUri(console).auth().oauth2(RunningGantry.token("alice", "vision")).contentType(ContentType.JSON)
+                .body("""
+                        {"name": "elsewhere", "queue": "normal", "gpuModels": ["A100-SXM4-80GB"],
+                         "taskGroups": [{"name": "worker", "replicas": 1, "gpusPerReplica": 1}]}""")
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).until(() -> !"QUEUED".equals(jobState(other)));
+
+        // the file says 4 again: the node is back, no badge
+        applyCluster(cluster);
+        await().atMost(PATIENCE).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
+            browser.navigate().refresh();
+            assertThat(browser.findElements(By.cssSelector("[data-node='pcie-01'] .badge"))).isEmpty();
+        });
+        given().baseUri(console).auth().oauth2(RunningGantry.token("alice", "vision")).when().delete("/v1/jobs/" + pinned).then().statusCode(200);
+    }
+
+    private static void applyCluster(String file) {
+        given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
+                .body(file).when().post("/v1/cluster:apply").then().statusCode(200);
+    }
+
+    private static String jobState(String id) {
+        return given().baseUri(console).auth().oauth2(RunningGantry.token("alice", "vision")).when().get("/v1/jobs/" + id)
+                .then().statusCode(200).extract().path("state");
+    }
+
     // read in one script call: the live part may be re-rendered between two WebDriver calls
     private static String rowState(String id) {
         return (String) js("const r = document.querySelector(\"tr[data-job='\" + arguments[0] + \"']\"); return r ? r.dataset.state : null", id);

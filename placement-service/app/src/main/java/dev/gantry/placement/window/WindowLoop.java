@@ -65,6 +65,8 @@ public class WindowLoop {
     private final Vertx vertx;
     private final Leadership leadership;
     private final NodeQuarantine quarantine;
+    /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
+    private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
     private final Planner planner;
     /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
@@ -152,9 +154,9 @@ public class WindowLoop {
             metrics.observeState(now, state);
             mark[0] = phase("gauges", mark[0], steps);
             if (state.waiting().isEmpty() || state.nodes().isEmpty()) {
-                if (quarantine.any()) { // nothing to plan, but a quarantined node may have been mended
-                    recheckQuarantine(now, state);
-                }
+                // nothing to plan, but a node may have shrunk under its jobs (its reason, metric and alert
+                // should not wait for new work) or a quarantined one may have been mended
+                recheckQuarantine(now, state);
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
@@ -186,11 +188,17 @@ public class WindowLoop {
 
     /** With nothing to plan: which nodes are still inconsistent (as {@link #decide} would find them). */
     private void recheckQuarantine(Instant now, State state) {
+        List<Object> checked = List.of(state.nodes(), state.placed(), state.held());
+        if (!quarantine.any() && checked.equals(lastConsistent)) {
+            return; // nothing changed since it was found consistent: an idle window costs a comparison
+        }
+        lastConsistent = null;
         Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), state.shares());
         List<Violation> violations = ScenarioValidator.validate(scenario).stream()
                 .filter(v -> !v.field().startsWith("queues")).toList();
         if (violations.isEmpty()) {
             quarantine.update(Map.of(), now);
+            lastConsistent = checked;
             return;
         }
         NodeQuarantine.blame(scenario, violations)
