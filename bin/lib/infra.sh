@@ -120,13 +120,40 @@ nats_service_api() { # user
   nats_list "${subjects[@]}"
 }
 
+# The accounts block of a nats-server configuration: one account holding the streams, a user per service
+# with the permissions above, and admin. PASSWORD-FUNCTION prints a user's password as the configuration
+# should hold it: the quoted password itself (write_broker_config), or a $VARIABLE the server reads from
+# its environment (deploy/k8s/generate.sh, where the passwords are Kubernetes Secrets). One function for
+# both, so bin/gantry up's broker and the Kubernetes one always grant the same.
+nats_accounts_block() { # account password-function
+  local account=$1 password_of=$2 user subjects
+  printf 'accounts {\n  %s {\n    jetstream: enabled\n    users: [\n' "$account"
+  for user in "${GANTRY_NATS_USERS[@]}"; do
+    printf '      { user: "%s", password: %s' "$user" "$("$password_of" "$user")"
+    if [ "$user" = admin ]; then printf ' }\n'; continue; fi
+    # shellcheck disable=SC2086
+    subjects=$(nats_list ${GANTRY_NATS_PUBLISHES[$user]})
+    printf ',\n        permissions: {\n'
+    printf '          publish: { allow: [%s, %s] }\n' "$subjects" "$(nats_service_api "$user")"
+    # replies (JetStream acks, API answers, fetched messages) come to the connection's inbox
+    printf '          subscribe: { allow: ["_INBOX.>"] }\n        } }\n'
+  done
+  printf '    ]\n  }\n}\n'
+}
+
+# A user's password from write_broker_config's credentials folder ($dir of the caller), quoted.
+nats_password_from_file() { printf '"%s"' "$(cat "$dir/credentials/$1")"; }
+
+# A user's password as an environment variable of the server: GANTRY_NATS_PASSWORD_<USER>.
+nats_password_from_env() { printf '$GANTRY_NATS_PASSWORD_%s' "$(echo "$1" | tr 'a-z-' 'A-Z_')"; }
+
 # Writes DIR/nats.conf (listen 127.0.0.1:PORT, JetStream store DIR/store, authentication and the
 # permissions above) and the users' passwords, one file each in DIR/credentials/<user> (0600,
 # 128 random bits, created once and kept, so restarts and running services keep working; delete a
 # file and restart to rotate it). Rewritten on every start, so an older configuration is replaced.
 # The tests (e2e-tests BrokerAuthIT) run a nats-server on this very file.
 write_broker_config() { # dir port
-  local dir="$1" port="$2" user subjects account="${GANTRY_DEPLOYMENT:-gantry}"
+  local dir="$1" port="$2" user account="${GANTRY_DEPLOYMENT:-gantry}"
   [[ "$account" =~ ^[A-Za-z0-9_-]+$ ]] || { infra_log "GANTRY_DEPLOYMENT must be letters, digits, - or _: $account"; return 1; }
   mkdir -p "$dir/store" "$dir/credentials" && chmod 700 "$dir/credentials"
   for user in "${GANTRY_NATS_USERS[@]}"; do
@@ -140,22 +167,8 @@ write_broker_config() { # dir port
 listen: 127.0.0.1:$port
 jetstream { store_dir: "$dir/store" }
 # no user, no connection: every client names one of the users below
-accounts {
-  $account {
-    jetstream: enabled
-    users: [
 CONF
-    for user in "${GANTRY_NATS_USERS[@]}"; do
-      printf '      { user: "%s", password: "%s"' "$user" "$(cat "$dir/credentials/$user")"
-      if [ "$user" = admin ]; then printf ' }\n'; continue; fi
-      # shellcheck disable=SC2086
-      subjects=$(nats_list ${GANTRY_NATS_PUBLISHES[$user]})
-      printf ',\n        permissions: {\n'
-      printf '          publish: { allow: [%s, %s] }\n' "$subjects" "$(nats_service_api "$user")"
-      # replies (JetStream acks, API answers, fetched messages) come to the connection's inbox
-      printf '          subscribe: { allow: ["_INBOX.>"] }\n        } }\n'
-    done
-    printf '    ]\n  }\n}\n'
+    nats_accounts_block "$account" nats_password_from_file
   )
   (umask 077 && printf '%s\n' "$conf" >"$dir/nats.conf.new") && mv "$dir/nats.conf.new" "$dir/nats.conf"
 }

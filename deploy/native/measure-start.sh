@@ -52,7 +52,9 @@ measure() { # service extra-jvm-option...
   mapfile -t options < <(consumer_options "$dir/src/main/resources/application.properties")
   options+=("-Dgantry.jwt.public-key=$root/test-support/src/main/resources/jwt/public.pem" -Dquarkus.http.host=127.0.0.1)
   [ "$service" = admission-service ] && options+=("-Dgantry.jwt.private-key=$root/test-support/src/main/resources/jwt/private.pem")
-  (cd "$work" && exec "$java" "$@" -Dquarkus.http.port="${port[$service]}" -Dgantry.db.name="$(db_of "$service")" \
+  # the packaged services have no default database credentials: the local development role (or GANTRY_DB_USER/_PASSWORD)
+  (cd "$work" && export GANTRY_DB_USER="${GANTRY_DB_USER:-gantry}" GANTRY_DB_PASSWORD="${GANTRY_DB_PASSWORD:-gantry}" &&
+    exec "$java" "$@" -Dquarkus.http.port="${port[$service]}" -Dgantry.db.name="$(db_of "$service")" \
     -Dquarkus.log.console.json.enabled=false "${options[@]}" -jar "$dir/target/quarkus-app/quarkus-run.jar" >"$log" 2>&1) &
   pid=$!
   for ((i = 0; i < 3000; i++)); do

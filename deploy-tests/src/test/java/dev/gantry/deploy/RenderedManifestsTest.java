@@ -31,6 +31,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** What base, both overlays and monitoring render: every object strictly parsed, then checked as a cluster would use it. */
 class RenderedManifestsTest {
 
+    /** The Secrets production creates out of band (docs/operations.md, "Credentials"). */
+    static final Set<String> OUT_OF_BAND_SECRETS = Set.of("gantry-db-admission", "gantry-db-quota", "gantry-db-inventory",
+            "gantry-db-placement", "gantry-nats-admission", "gantry-nats-quota", "gantry-nats-inventory", "gantry-nats-placement",
+            "gantry-jwt-signing");
+
     private static final Set<Class<?>> CLUSTER_SCOPED = Set.of(Namespace.class, ClusterRole.class, ClusterRoleBinding.class);
 
     @ParameterizedTest
@@ -105,7 +110,7 @@ class RenderedManifestsTest {
         if (dir.endsWith("prod")) {
             // production credentials never come from the repository: created out of band (docs/operations.md)
             assertThat(secrets).isEmpty();
-            secrets = Set.of("gantry-db");
+            secrets = OUT_OF_BAND_SECRETS;
         }
         for (Deployment deployment : Manifests.all(dir, Deployment.class)) {
             PodSpec pod = deployment.getSpec().getTemplate().getSpec();
@@ -126,6 +131,13 @@ class RenderedManifestsTest {
                     var ref = env.getValueFrom().getConfigMapKeyRef();
                     assertThat(Manifests.named(dir, ConfigMap.class, ref.getName()).getData()).containsKey(ref.getKey());
                 }
+                if (env.getValueFrom() != null && env.getValueFrom().getSecretKeyRef() != null) {
+                    var ref = env.getValueFrom().getSecretKeyRef();
+                    assertThat(secrets).as(env.getName()).contains(ref.getName());
+                    if (!dir.endsWith("prod")) {
+                        assertThat(Manifests.named(dir, Secret.class, ref.getName()).getData()).as(env.getName()).containsKey(ref.getKey());
+                    }
+                }
             }
         }
     }
@@ -144,11 +156,11 @@ class RenderedManifestsTest {
         }
         assertThat(servicePort(dir, "postgresql")).isEqualTo(5432);
         assertThat(servicePort(dir, "nats")).isEqualTo(4222);
-        Container nats = onlyContainer(Manifests.named(dir, StatefulSet.class, "nats").getSpec().getTemplate().getSpec());
-        assertThat(nats.getArgs()).contains("--jetstream");
+        // JetStream on, in the server's configuration file (CredentialsTest checks its users)
+        assertThat(Manifests.named(dir, ConfigMap.class, "nats-config").getData().get("nats.conf")).contains("jetstream {");
         String init = Manifests.named(dir, ConfigMap.class, "postgresql-init").getData().get("init-databases.sql");
         for (String db : List.of("gantry_admission", "gantry_quota", "gantry_inventory", "gantry_placement")) {
-            assertThat(init).contains("CREATE DATABASE " + db + ";");
+            assertThat(init).contains("CREATE DATABASE " + db + " OWNER ");
         }
         assertThat(Manifests.named(dir, ConfigMap.class, "placement-config").getData())
                 .containsEntry("GANTRY_PLACEMENT_LEADER_ELECTION_ENABLED", "false");

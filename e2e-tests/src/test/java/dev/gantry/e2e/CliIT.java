@@ -262,13 +262,18 @@ class CliIT {
                 .contains(" -Dquarkus.http.host=127.0.0.1 ").contains(" -Dgantry.jwt.public-key=").contains(" -Dgantry.jwt.audience=gantry ")
                 .contains(" -Dgantry.jwt.max-lifetime-seconds=43200 "));
         assertThat(loopback.getFirst()).startsWith("admission-service: ").contains(" -Dgantry.jwt.private-key=");
-        // each service connects to the broker as its own user; the line names the password's file, never the password
+        // database credentials are always passed (the packaged services have no default); each service connects to the
+        // broker as its own user; the line names the broker password's file, never the password
         assertThat(loopback).extracting(line -> line.substring(line.indexOf(": ") + 2, line.indexOf(" java ")))
                 .containsExactly(List.of("admission", "quota", "inventory", "placement").stream()
-                        .map(user -> "GANTRY_NATS_USERNAME=" + user + " GANTRY_NATS_PASSWORD=$(cat "
+                        .map(user -> "GANTRY_DB_USER=gantry GANTRY_DB_PASSWORD=gantry GANTRY_NATS_USERNAME=" + user + " GANTRY_NATS_PASSWORD=$(cat "
                                 + Path.of(System.getProperty("gantry.root", "..")).toAbsolutePath().normalize()
                                 + "/.gantry/nats/credentials/" + user + ")").toArray(String[]::new));
         assertThat(loopback.subList(1, 4)).noneMatch(line -> line.contains("private-key"));
+        // a database password from the environment is shown by name, never by value
+        List<String> ownRole = ok(gantry(Map.of("GANTRY_DB_USER", "svc", "GANTRY_DB_PASSWORD", "s3cret-pw"), "alice", "up", "--dry-run")).lines();
+        assertThat(ownRole).hasSize(4).allSatisfy(line -> assertThat(line)
+                .contains(": GANTRY_DB_USER=svc GANTRY_DB_PASSWORD=\"$GANTRY_DB_PASSWORD\" ").doesNotContain("s3cret-pw"));
         List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0"), "alice", "up", "--dry-run")).lines();
         assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));
         Result bad = gantry("alice", "up", "--everywhere");
@@ -340,6 +345,9 @@ class CliIT {
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> environment = builder.environment();
         environment.remove("GANTRY_TOKEN");
+        // up --dry-run prints the database user; the tests expect the development default unless they set one
+        environment.remove("GANTRY_DB_USER");
+        environment.remove("GANTRY_DB_PASSWORD");
         environment.put("USER", user);
         environment.put("GANTRY_TEAMS", "vision");
         environment.put("GANTRY_JWT_DIR", RunningGantry.jwtDir().toString());

@@ -169,8 +169,8 @@ public final class PlacementServiceBenchmark {
         command.addAll(RunningGantry.consumers("placement-service", "bench"));
         command.addAll(List.of("-jar", jar.toString()));
         Files.createDirectories(Path.of("target"));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(Path.of("target", "bench-placement.log").toFile())
-                .start();
+        return RunningGantry.withDatabaseCredentials(new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(Path.of("target", "bench-placement.log").toFile())).start();
     }
 
     private static NodeInfo a100(int i) {

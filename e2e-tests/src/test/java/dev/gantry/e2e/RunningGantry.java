@@ -52,6 +52,26 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
      */
     static final String NATS_CREDENTIALS = System.getProperty("gantry.e2e.nats-credentials", "");
 
+    /**
+     * The database role the packaged services log in as: they have no default outside the dev and test profiles
+     * (service-kit's RequiredDatabaseCredentials), so it is always passed, in the environment as {@code bin/gantry up}
+     * does. The role bin/lib/infra.sh ensure_databases creates, unless GANTRY_DB_USER / GANTRY_DB_PASSWORD name another.
+     */
+    static final String DB_USER = envOr("GANTRY_DB_USER", "gantry");
+    static final String DB_PASSWORD = envOr("GANTRY_DB_PASSWORD", "gantry");
+
+    private static String envOr(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? fallback : value;
+    }
+
+    /** Puts the database credentials into the environment of a service about to start. */
+    static ProcessBuilder withDatabaseCredentials(ProcessBuilder builder) {
+        builder.environment().put("GANTRY_DB_USER", DB_USER);
+        builder.environment().put("GANTRY_DB_PASSWORD", DB_PASSWORD);
+        return builder;
+    }
+
     private static final Map<String, String> NATS_USER = Map.of("admission-service", "admission", "quota-service", "quota",
             "node-inventory-service", "inventory", "placement-service", "placement");
 
@@ -115,7 +135,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
         command.addAll(List.of("-jar", jar.toString()));
         Path log = logs.resolve(name + (clean ? "" : "-restarted-" + System.currentTimeMillis()) + ".log");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder builder = withDatabaseCredentials(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()));
         if (!NATS_CREDENTIALS.isEmpty()) {
             String user = NATS_USER.get(service);
             builder.environment().put("GANTRY_NATS_USERNAME", user);
