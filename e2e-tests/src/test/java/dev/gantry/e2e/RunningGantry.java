@@ -248,6 +248,10 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
                     "-Dgantry.inventory.url=" + url("node-inventory-service"),
                     "-Dgantry.placement.url=" + url("placement-service")));
         }
+        if (service.equals("node-inventory-service")) {
+            // the node view asks placement which nodes it quarantined
+            arguments.add("-Dgantry.placement.url=" + url("placement-service"));
+        }
         if (service.equals("placement-service")) {
             // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
             arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
