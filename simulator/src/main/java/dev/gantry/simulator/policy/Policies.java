@@ -18,8 +18,11 @@ import java.util.function.ToLongFunction;
  * solver's run-to-run spread.
  *
  * <p>{@code timefold} in a replay that knows running jobs' estimated ends (the job-trace replay)
- * reserves GPUs for the head of the line as EASY backfilling does ({@link ReservingPlanner}),
- * then the solver plans the rest; the placement service has no such estimates and plans without.
+ * is the placement service's composition, built by the same factory ({@link Planners#window}):
+ * EASY reservations for the head(s) of the line ({@link ReservingPlanner}, {@code reservations}
+ * of them, 1 by default as in the service), then the solver plans the rest. The one difference is
+ * the optional skip of the solver in windows greedy fully places ({@link FastPathPlanner}), inside
+ * the reservations, which cannot change a window's medium score.
  */
 public final class Policies {
     public static final List<String> NAMES = List.of("timefold", "greedy", "fifo", "backfill", "las", "greedy-frag", "bestfit-paper",
@@ -84,8 +87,7 @@ public final class Policies {
             return new LasPlanner();
         }
         if ("greedy-reserving".equals(name)) {
-            Planner greedy = Planners.byName("greedy", mix);
-            return estimatedEnd == null ? greedy : new ReservingPlanner(greedy, estimatedEnd, reservations);
+            return Planners.window("greedy", mix, estimatedEnd, reservations);
         }
         if ("backfill".equals(name)) {
             return new BackfillPlanner(ends);
@@ -98,6 +100,7 @@ public final class Policies {
             return p;
         }
         Planner timefold = fastPath ? new FastPathPlanner(p, mix) : p;
-        return timefoldReserves && estimatedEnd != null ? new ReservingPlanner(timefold, estimatedEnd, reservations) : timefold;
+        // the service's composition, from the same factory: its window planner inside its reservations
+        return Planners.window(timefold, estimatedEnd, timefoldReserves ? reservations : 0);
     }
 }

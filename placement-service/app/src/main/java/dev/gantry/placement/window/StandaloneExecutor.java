@@ -1,5 +1,6 @@
 package dev.gantry.placement.window;
 
+import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.placements.PlacementReleased;
@@ -43,8 +44,9 @@ public class StandaloneExecutor {
     private final Vertx vertx;
     private final double speedup;
     private final Duration defaultRuntime;
+    private final RuntimeHistory history;
 
-    public StandaloneExecutor(Outbox outbox, BinderMode mode, ClusterActuator cluster, Vertx vertx,
+    public StandaloneExecutor(Outbox outbox, BinderMode mode, ClusterActuator cluster, Vertx vertx, RuntimeHistory history,
             @ConfigProperty(name = "gantry.placement.standalone.speedup", defaultValue = "0.01") double speedup,
             @ConfigProperty(name = "gantry.placement.standalone.default-runtime", defaultValue = "60s") Duration defaultRuntime) {
         this.outbox = outbox;
@@ -53,6 +55,7 @@ public class StandaloneExecutor {
         this.vertx = vertx;
         this.speedup = speedup;
         this.defaultRuntime = defaultRuntime;
+        this.history = history;
     }
 
     /** When a job bound at {@code boundAt} is done: its estimated runtime (or the default) times the speed-up. */
@@ -103,6 +106,7 @@ public class StandaloneExecutor {
             }
             String queue = job.queue;
             return stopPods(jobId, reason)
+                    .chain(() -> recordRuntime(job, subject, reason))
                     .chain(() -> Allocation.delete("jobId", jobId))
                     .chain(() -> job.delete())
                     .chain(() -> JobPreemption.deleteById(jobId))
@@ -112,6 +116,21 @@ public class StandaloneExecutor {
                     .invoke(() -> LOG.infof("job %s released its GPUs (%s: %s)", jobId, subject, reason))
                     .replaceWith(true);
         });
+    }
+
+    /** A job that completed adds how long it ran to the history that estimates runtimes for the reservations. */
+    private Uni<Void> recordRuntime(RunningJobRecord job, String subject, String reason) {
+        if (!Subjects.PLACEMENTS_COMPLETED.equals(subject) || !"completed".equals(reason) || job.boundAt == null) {
+            return Uni.createFrom().voidItem();
+        }
+        JobQueued spec;
+        try {
+            spec = EventCodec.fromJson(job.spec, JobQueued.class);
+        } catch (RuntimeException e) {
+            LOG.debugf("job %s: runtime not recorded, spec unreadable: %s", job.jobId, e.getMessage());
+            return Uni.createFrom().voidItem();
+        }
+        return history.record(spec, Duration.between(job.boundAt, Instant.now()));
     }
 
     /** A cancelled or failed job's pods go before its GPUs are given to anyone else. */

@@ -68,7 +68,12 @@ public class WindowLoop {
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
+    /** The configured planner; each window and fast path plans through {@link Planners#window} around it (the reservations). */
     private final Planner planner;
+    /** How many waiting jobs that do not fit get a reservation (EASY: 1; 0: none). */
+    private final int reservations;
+    /** Runtime estimates for the reservations: the job's own, else learned from completed jobs, else the default. */
+    private final RuntimeHistory history;
     /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
     private final WorkloadMix arrivals = new WorkloadMix();
     private final SolverProfile profile;
@@ -105,7 +110,8 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine,
+            NodeQuarantine quarantine, RuntimeHistory history,
+            @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
@@ -119,6 +125,11 @@ public class WindowLoop {
         this.metrics = metrics;
         this.quarantine = quarantine;
         this.planner = Planners.byName(plannerName, arrivals);
+        if (reservations < 0) {
+            throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
+        }
+        this.reservations = reservations;
+        this.history = history;
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
@@ -548,9 +559,17 @@ public class WindowLoop {
         } else {
             quarantine.update(quarantinedNow, now);
         }
+        // the reservations: runtime estimates of the waiting jobs in the scenario, estimated ends of the running ones
+        RuntimeEstimates estimates = history.current();
+        scenario = estimates.withEstimates(scenario, waiting);
+        Planner composed = Planners.window(planner, estimates.ends(state.placed(), scenario.nowSeconds()), reservations);
         long solveStart = System.nanoTime();
         metrics.observePhase(step + "build", solveStart - buildStart);
-        Plan plan = planner.plan(scenario, profile);
+        Plan plan = composed.plan(scenario, profile);
+        if (plan.metadata().containsKey("reservation")) {
+            LOG.debugf("%sreservation %s (%s reserved GPUs free now, %s jobs started in them)", step, plan.metadata().get("reservation"),
+                    plan.metadata().get("reservedGpusFreeNow"), plan.metadata().get("startedInReservation"));
+        }
         long solvedAt = System.nanoTime();
         metrics.observeSolve(solvedAt - solveStart);
         List<String> problems = PlanValidator.validate(scenario, plan);

@@ -30,6 +30,12 @@ public record PendingJob(
         tolerations = tolerations == null ? List.of() : List.copyOf(tolerations);
     }
 
+    /** The same job with another runtime estimate (a caller that estimates runtimes for jobs that give none). */
+    public PendingJob withEstimatedRuntimeSeconds(Long seconds) {
+        return new PendingJob(name, queue, priority, submittedAtSeconds, taskGroups, minAvailable, gpuModels, gpuTopology, network,
+                requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, seconds);
+    }
+
     public int totalReplicas() {
         return taskGroups.stream().mapToInt(TaskGroup::replicas).sum();
     }

@@ -3,8 +3,13 @@ package dev.gantry.placement.engine.planner;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.ToLongFunction;
 
-/** The planner factory: by name, as the service and the CLI select them. */
+/**
+ * The planner factory: by name, as the service and the CLI select them; and the live window's
+ * composition ({@link #window}), which the placement service and the simulator's {@code timefold}
+ * policy both build here, so the simulator's figures are the service's.
+ */
 public final class Planners {
     public static final String DEFAULT = "timefold";
     public static final List<String> NAMES = List.of("timefold", "greedy", "fifo");
@@ -38,5 +43,35 @@ public final class Planners {
             case "fifo" -> new FifoPlanner();
             default -> throw new IllegalArgumentException("unknown planner " + name + " (one of timefold, greedy, fifo)");
         };
+    }
+
+    /**
+     * The composition the placement service plans its windows with: {@code planner} inside
+     * {@code reservations} EASY reservations ({@link ReservingPlanner}); {@code planner} itself when
+     * {@code reservations} is 0 (reservations off) or nothing estimates running jobs' ends.
+     *
+     * @param estimatedEnd running job name -> estimated end (absolute seconds, the scenario's clock;
+     *                     {@link Long#MAX_VALUE} when unknown); null: no estimates at all
+     * @throws IllegalArgumentException for a negative number of reservations
+     */
+    public static Planner window(Planner planner, ToLongFunction<String> estimatedEnd, int reservations) {
+        if (reservations < 0) {
+            throw new IllegalArgumentException("reservations must be 0 (off) or more, got " + reservations);
+        }
+        return reservations == 0 || estimatedEnd == null ? planner : new ReservingPlanner(planner, estimatedEnd, reservations);
+    }
+
+    /** {@link #window(Planner, ToLongFunction, int)} around the planner of that name ({@link #byName(String, WorkloadMix)}). */
+    public static Planner window(String name, WorkloadMix mix, ToLongFunction<String> estimatedEnd, int reservations) {
+        return window(byName(name, mix), estimatedEnd, reservations);
+    }
+
+    /**
+     * The service's fast path inside the same reservations as its windows: a lone arrival is
+     * placed on GPUs reserved for a waiting job only if it ends (by its estimate) before that job
+     * is to start.
+     */
+    public static Planner fastPath(WorkloadMix mix, ToLongFunction<String> estimatedEnd, int reservations) {
+        return window(fastPath(mix), estimatedEnd, reservations);
     }
 }

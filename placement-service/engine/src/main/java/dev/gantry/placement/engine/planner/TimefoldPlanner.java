@@ -223,13 +223,20 @@ public final class TimefoldPlanner implements Planner {
         meta.put("extractMillis", Long.toString((System.nanoTime() - solveStart) / 1_000_000));
         List<String> violations = PlanValidator.validate(sc, plan);
         double solverNet = PlanMetrics.of(sc, plan).netPriorityGpus();
-        double greedyNet = PlanMetrics.of(sc, floor(floor, greedy, meta).plan()).netPriorityGpus();
+        Plan floorPlan = floor(floor, greedy, meta).plan();
+        double greedyNet = PlanMetrics.of(sc, floorPlan).netPriorityGpus();
+        // guarantees first (across queues, whatever the priorities), then priority-weighted GPUs
+        long solverShort = GuaranteeShortfall.milli(sc, plan);
+        long greedyShort = GuaranteeShortfall.milli(sc, floorPlan);
         String fallback = null;
         if (!violations.isEmpty()) {
             fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";
         } else if (best.getScore() == null || !best.getScore().isFeasible()) {
             fallback = "solver plan infeasible (" + best.getScore() + "), greedy plan returned";
-        } else if (solverNet + 1e-9 < greedyNet) {
+        } else if (solverShort > greedyShort) {
+            fallback = "solver leaves queues " + solverShort / 1000.0 + " GPUs under their guarantees, greedy " + greedyShort / 1000.0
+                    + ", greedy plan returned";
+        } else if (solverShort == greedyShort && solverNet + 1e-9 < greedyNet) {
             fallback = "solver netPriorityGpus " + solverNet + " < greedy " + greedyNet + ", greedy plan returned";
         }
         if (fallback != null) {

@@ -148,16 +148,38 @@ public final class OptionGenerator {
             fits.add(greedyFit);
         }
         fits.addAll(packer.candidates(greedy.state(), job, reps, pendingPerState, rotation));
-        // those that evict the fewest running jobs first (best fit among equals): the solver's first
-        // pass keeps the first option that improves, and a preemption should disturb as little as it can
+        // those that evict the fewest running jobs first, then the cheapest victims (lowest priority, checkpointable,
+        // most recently started; best fit among equals): the solver's first pass keeps the first option that
+        // improves, and a preemption should disturb as little as it can
         List<GangPacker.GangFit> evicting = new ArrayList<>(packer.candidates(victimState(job), job, reps, pendingPerState, rotation));
-        evicting.sort(Comparator.comparingInt(this::runningJobsUnder));
+        Map<GangPacker.GangFit, long[]> cost = new HashMap<>();
+        evicting.forEach(fit -> cost.put(fit, victimCost(fit)));
+        evicting.sort(Comparator.comparing(cost::get, Arrays::compare));
         fits.addAll(evicting);
         return fits;
     }
 
-    /** How many running jobs hold GPUs the fit takes. */
-    private int runningJobsUnder(GangPacker.GangFit fit) {
+    /**
+     * What evicting for the fit costs, to compare lexicographically: how many running jobs, their
+     * priority-weighted GPUs, how many cannot checkpoint, and the GPU-seconds they have run (so the
+     * most recently started go first).
+     */
+    private long[] victimCost(GangPacker.GangFit fit) {
+        long weighted = 0;
+        long noCheckpoint = 0;
+        long ran = 0;
+        Set<Integer> under = runningJobsUnder(fit);
+        for (int j : under) {
+            RunningJob r = sc.running().get(j);
+            weighted += r.gpuMilli() * (1000L + r.priority()) / 1000;
+            noCheckpoint += r.checkpointable() ? 0 : 1;
+            ran += r.gpuMilli() / 1000 * Math.max(0, sc.nowSeconds() - r.startedAtSeconds());
+        }
+        return new long[] {under.size(), weighted, noCheckpoint, ran};
+    }
+
+    /** The running jobs (indices) that hold GPUs the fit takes. */
+    private Set<Integer> runningJobsUnder(GangPacker.GangFit fit) {
         if (holders == null) {
             holders = new HashMap<>();
             for (int j = 0; j < sc.running().size(); j++) {
@@ -175,7 +197,7 @@ public final class OptionGenerator {
                 under.addAll(holders.getOrDefault(((long) a.node() << 8) | g, List.of()));
             }
         }
-        return under.size();
+        return under;
     }
 
     private GangAssignment pendingEntity(PendingJob job, List<GangPacker.GangFit> fits, Map<String, QueueFacts> facts, QueueLedger ledger) {
@@ -206,12 +228,14 @@ public final class OptionGenerator {
     private ClusterState victimState(PendingJob job) {
         return victimStates.computeIfAbsent(List.of(job.queue(), job.priority()), k -> {
             QueueLedger ledger = greedy.ledger();
+            boolean underGuarantee = ledger.before(job.queue()) < ledger.queue(job.queue()).guaranteeGpus() * 1000L;
             ClusterState st = emptyState.copy();
             for (RunningJob r : sc.running()) {
                 boolean sameQueueLower = r.queue().equals(job.queue()) && r.priority() < job.priority();
                 Queue q = ledger.queue(r.queue());
+                // across queues: a job of a queue under its guarantee reclaims whatever the priorities (it restores the guarantee)
                 boolean reclaim = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > q.guaranteeGpus() * 1000L
-                        && r.priority() < job.priority();
+                        && (r.priority() < job.priority() || underGuarantee);
                 boolean evictable = r.preemptible() && (sameQueueLower || reclaim);
                 if (!evictable && !r.migratable()) {
                     st.occupy(r);
@@ -361,6 +385,17 @@ public final class OptionGenerator {
             }
         }
         Map<String, Long> deserved = deservedShares(leafBefore);
+        // the guarantee term's facts: each queue's own demand, and a weight above every job's priority weight
+        Map<String, Long> demand = new HashMap<>(leafBefore);
+        sc.pending().forEach(p -> demand.merge(p.queue(), p.gpuMilli(), Long::sum));
+        long topWeight = 1000;
+        for (RunningJob r : sc.running()) {
+            topWeight = Math.max(topWeight, 1000L + r.priority());
+        }
+        for (PendingJob p : sc.pending()) {
+            topWeight = Math.max(topWeight, 1000L + p.priority() + Aging.points(p, sc.nowSeconds()));
+        }
+        long guaranteeWeight = topWeight + 1000;
         Map<String, QueueFacts> out = new LinkedHashMap<>();
         for (Queue q : sc.queues()) {
             out.put(q.name(), new QueueFacts(q.name(),
@@ -371,7 +406,9 @@ public final class OptionGenerator {
                     leafPinned.getOrDefault(q.name(), 0L),
                     q.guaranteeGpus() * 1000L,
                     q.reclaimable(),
-                    deserved.getOrDefault(q.name(), 0L)));
+                    deserved.getOrDefault(q.name(), 0L),
+                    demand.getOrDefault(q.name(), 0L),
+                    guaranteeWeight));
         }
         return out;
     }

@@ -12,6 +12,7 @@ import dev.gantry.placement.engine.solver.justifications.ExpectedFragmentationJu
 import dev.gantry.placement.engine.solver.justifications.FairShareJustification;
 import dev.gantry.placement.engine.solver.justifications.FragmentationJustification;
 import dev.gantry.placement.engine.solver.justifications.GpuConflictJustification;
+import dev.gantry.placement.engine.solver.justifications.GuaranteeShortfallJustification;
 import dev.gantry.placement.engine.solver.justifications.MemoryCapacityJustification;
 import dev.gantry.placement.engine.solver.justifications.MigrationCostJustification;
 import dev.gantry.placement.engine.solver.justifications.PreemptedGpusJustification;
@@ -43,6 +44,7 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     // Medium
     public static final String UNPLACED_GPUS = "Unplaced pending GPUs";
     public static final String PREEMPTED_GPUS = "Preempted GPUs";
+    public static final String GUARANTEE_SHORTFALL = "Guarantee shortfall";
     // Soft
     public static final String PREEMPTION_DISRUPTION = "Preemption disruption";
     public static final String MIGRATION_COST = "Migration cost";
@@ -54,7 +56,7 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     /** Hard rules are validity, not taste: a weight override of one of them is rejected. */
     public static final Set<String> HARD_CONSTRAINTS = Set.of(GPU_CONFLICT, CPU_CAPACITY, MEMORY_CAPACITY, QUEUE_CAPABILITY,
             PROTECTED_JOB_PREEMPTED, UNJUSTIFIED_PREEMPTION, RECLAIM_BELOW_GUARANTEE);
-    public static final List<String> MEDIUM_CONSTRAINTS = List.of(UNPLACED_GPUS, PREEMPTED_GPUS);
+    public static final List<String> MEDIUM_CONSTRAINTS = List.of(UNPLACED_GPUS, PREEMPTED_GPUS, GUARANTEE_SHORTFALL);
     public static final List<String> SOFT_CONSTRAINTS = List.of(PREEMPTION_DISRUPTION, MIGRATION_COST, PREFERRED_NETWORK, FRAGMENTATION,
             EXPECTED_FRAGMENTATION, FAIR_SHARE);
 
@@ -85,6 +87,7 @@ public class PlacementConstraintProvider implements ConstraintProvider {
             // Medium
             unplacedGpus(f),
             preemptedGpus(f),
+            guaranteeShortfall(f),
             // Soft
             preemptionDisruption(f),
             migrationCost(f),
@@ -199,6 +202,24 @@ public class PlacementConstraintProvider implements ConstraintProvider {
                 .justifyWith((a, score) -> new PreemptedGpusJustification(a.getJob(), a.gpuMilli(), a.priority(),
                         a.getJob() + " (priority " + a.priority() + ") loses " + a.gpuMilli() / 1000.0 + " GPUs"))
                 .asConstraint(PREEMPTED_GPUS);
+    }
+
+    /**
+     * Guarantees hold across queues whatever the jobs' priorities: a queue left holding less than
+     * its guarantee (or than all it runs and waits for, when that is less) costs its shortfall at a
+     * weight above every job's priority weight, so placing its job by reclaiming GPUs another queue
+     * borrows beats keeping that queue's higher-priority jobs. Inside a queue, priority decides.
+     */
+    Constraint guaranteeShortfall(ConstraintFactory f) {
+        return f.forEachIncludingUnassigned(GangAssignment.class)
+                .filter(a -> a.queueFacts().guaranteeNeed() > 0)
+                .groupBy(GangAssignment::queueFacts, sum(GangAssignment::placedMilli))
+                .filter((q, milli) -> q.pinnedMilli() + milli < q.guaranteeNeed())
+                .penalize(HardMediumSoftScore.ONE_MEDIUM, (q, milli) -> (q.guaranteeNeed() - q.pinnedMilli() - milli) * q.guaranteeWeight() / 1000)
+                .justifyWith((q, milli, score) -> new GuaranteeShortfallJustification(q.name(), q.pinnedMilli() + milli, q.guaranteeNeed(),
+                        "queue " + q.name() + " would hold " + (q.pinnedMilli() + milli) / 1000.0 + " GPUs, under the "
+                                + q.guaranteeNeed() / 1000.0 + " of its guarantee it can use"))
+                .asConstraint(GUARANTEE_SHORTFALL);
     }
 
     /** Fewer, smaller victims; a victim that cannot checkpoint loses its work since start (capped at a day). */

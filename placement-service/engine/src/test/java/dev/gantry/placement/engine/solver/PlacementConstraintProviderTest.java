@@ -195,6 +195,38 @@ class PlacementConstraintProviderTest {
     }
 
     @Nested
+    class GuaranteeShortfall {
+        /** guarantee 8 GPUs, demand 8 (an 8-GPU job waits), nothing pinned; one GPU of shortfall costs 2600 (above any job's weight here). */
+        private final QueueFacts under = new QueueFacts("under", 16_000, 0, 0, 0, 0, 8000, true, 0, 8000, 2600);
+
+        @Test
+        void penalizesAQueueLeftUnderItsGuaranteeAboveAnyPriority() {
+            VERIFIER.verifyThat(PlacementConstraintProvider::guaranteeShortfall)
+                    .given(pending("b-job", under, 100, 8000, null))
+                    .penalizesBy(8000L * 2600 / 1000);
+        }
+
+        @Test
+        void acceptsAQueuePlacedUpToItsGuarantee() {
+            VERIFIER.verifyThat(PlacementConstraintProvider::guaranteeShortfall)
+                    .given(pending("b-job", under, 100, 8000, place(N0, 0, 1, 2, 3, 4, 5, 6, 7)))
+                    .penalizesBy(0);
+        }
+
+        @Test
+        void countsOnlyTheGuaranteeAQueueCanUse() {
+            // guarantee 8 but it runs and waits for 2 GPUs only: placing those 2 meets what it can use
+            QueueFacts small = new QueueFacts("small", 16_000, 0, 0, 0, 0, 8000, true, 0, 2000, 2600);
+            VERIFIER.verifyThat(PlacementConstraintProvider::guaranteeShortfall)
+                    .given(pending("b-job", small, 100, 2000, place(N0, 0, 1)))
+                    .penalizesBy(0);
+            VERIFIER.verifyThat(PlacementConstraintProvider::guaranteeShortfall)
+                    .given(pending("b-job", Q, 100, 2000, null))
+                    .penalizesBy(0); // no demand counted: no guarantee term
+        }
+    }
+
+    @Nested
     class UnplacedGpus {
         @Test
         void penalizesMissingGpusByPriorityWeight() {
@@ -358,7 +390,7 @@ class PlacementConstraintProviderTest {
     @Test
     void everyConstraintHasAWeightClass() {
         assertThat(PlacementConstraintProvider.HARD_CONSTRAINTS).hasSize(7);
-        assertThat(PlacementConstraintProvider.MEDIUM_CONSTRAINTS).hasSize(2);
+        assertThat(PlacementConstraintProvider.MEDIUM_CONSTRAINTS).hasSize(3);
         assertThat(PlacementConstraintProvider.SOFT_CONSTRAINTS).hasSize(6);
     }
 
