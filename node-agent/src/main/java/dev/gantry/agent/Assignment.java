@@ -15,8 +15,8 @@ import java.util.stream.Collectors;
 @JsonIgnoreProperties(ignoreUnknown = true)
 public record Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command,
         List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank,
-        int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable, boolean stop,
-        long stopGraceSeconds, String reported, Integer exitCode) {
+        int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable,
+        Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode) {
 
     public Assignment {
         command = command == null ? List.of() : command;
@@ -33,6 +33,11 @@ public record Assignment(UUID jobId, String jobName, long attempt, String task, 
 
     public Key key() {
         return new Key(jobId, attempt, task);
+    }
+
+    /** The grace between SIGTERM and SIGKILL when the task is stopped: the job's {@code checkpointGraceSeconds}, else {@code otherwise}. */
+    public java.time.Duration grace(java.time.Duration otherwise) {
+        return checkpointGraceSeconds == null ? otherwise : java.time.Duration.ofSeconds(checkpointGraceSeconds);
     }
 
     /**

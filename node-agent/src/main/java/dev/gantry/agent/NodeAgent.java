@@ -275,8 +275,10 @@ public final class NodeAgent {
         }
         for (Running r : running.values()) {
             if (!assigned.contains(r.assignment.key()) && !r.stopping) {
-                log("task %s: no longer assigned (cancelled, failed or requeued): stopping", r.assignment.key());
-                stop(r, config.defaultGrace(), false);
+                Duration grace = r.assignment.grace(config.defaultGrace());
+                log("task %s: no longer assigned (cancelled, failed or requeued): stopping (grace %d s)", r.assignment.key(),
+                        grace.toSeconds());
+                stop(r, grace, false);
             }
         }
         handled.retainAll(assigned);
@@ -398,7 +400,7 @@ public final class NodeAgent {
         for (Running r : running.values()) {
             r.reportExit = false;
             try {
-                r.process.stop(config.defaultGrace());
+                r.process.stop(r.assignment.grace(config.defaultGrace()));
                 Files.deleteIfExists(r.pidFile);
             } catch (InterruptedException | IOException e) {
                 // best effort: the next start kills what is left through the pid file

@@ -24,7 +24,7 @@ class TaskProcessTest {
 
     private static Assignment assignment(List<Integer> gpus, int rank, int world) {
         return new Assignment(UUID.fromString("7b0c4f8e-5a8d-4a43-9d3e-0f6f1c2b3a4d"), "train", 1733500000000L, "worker-" + rank,
-                "worker", List.of("ignored"), gpus, null, 0, 0, rank, world, 0, 1, rank, world, "10.0.0.5", 23456, false, false, 0,
+                "worker", List.of("ignored"), gpus, null, 0, 0, rank, world, 0, 1, rank, world, "10.0.0.5", 23456, false, null, false, 0,
                 null, null);
     }
 
@@ -39,6 +39,15 @@ class TaskProcessTest {
         String log = Files.readString(dir.resolve("logs/task.log"));
         assertThat(log.strip()).isEqualTo("rank=1 world=2 gpus=2,5 nv=2,5 local=0 node=1 master=10.0.0.5:23456 "
                 + "job=7b0c4f8e-5a8d-4a43-9d3e-0f6f1c2b3a4d task=worker-1 ckpt=" + checkpoints + " cwd=" + dir.resolve("work").toRealPath());
+    }
+
+    @Test
+    void theGraceIsTheJobsCheckpointGraceElseTheAgentsDefault() {
+        Assignment plain = assignment(List.of(0), 0, 1);
+        assertThat(plain.grace(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(10));
+        Assignment own = new Assignment(plain.jobId(), "train", 1L, "worker-0", "worker", List.of("x"), List.of(0), null, 0, 0, 0, 1, 0,
+                1, 0, 1, "a", 1, true, 45, false, 0, null, null);
+        assertThat(own.grace(Duration.ofSeconds(10))).isEqualTo(Duration.ofSeconds(45));
     }
 
     @Test

@@ -67,7 +67,7 @@ class AgentApiTest {
         JobQueued job = new JobQueued(jobId, "agent-" + tag, "agent-test", "bob", 100, Instant.now(), null,
                 List.of(new JobQueued.TaskGroup("worker", 2, 8, null, 1000, 1000, null,
                         List.of("sh", "-c", "echo rank=$RANK world=$WORLD_SIZE gpus=$CUDA_VISIBLE_DEVICES"))),
-                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration("gantry.dev/test", tag)), true, false, 1L);
+                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration("gantry.dev/test", tag)), true, false, 1L, 45);
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, a, new NodeChanged(System.nanoTime(), node(a, tag))));
             nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, b, new NodeChanged(System.nanoTime(), node(b, tag))));
@@ -139,6 +139,7 @@ class AgentApiTest {
             assertThat(view.getString("assignments[0].masterAddr")).isEqualTo(rank0Node.endsWith("a") ? "10.1.0.1" : "10.1.0.2");
             assertThat(view.getLong("assignments[0].attempt")).isPositive();
             assertThat(view.getBoolean("assignments[0].stop")).isFalse();
+            assertThat(view.getInt("assignments[0].checkpointGraceSeconds")).as("the job's own grace, for its agent").isEqualTo(45);
             assertThat(view.getString("assignments[0].reported")).isNull();
         }
         assertThat(ranks).containsExactlyInAnyOrder(0, 1);

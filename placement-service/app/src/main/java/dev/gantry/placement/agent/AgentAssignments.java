@@ -43,7 +43,7 @@ public class AgentAssignments {
     public record Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command,
             List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank,
             int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable,
-            boolean stop, long stopGraceSeconds, String reported, Integer exitCode) {
+            Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode) {
     }
 
     /** The node's assignments and a fingerprint of them: a long poll answers when it changes. */
@@ -97,7 +97,8 @@ public class AgentAssignments {
                     group == null || group.command() == null ? List.of() : group.command(),
                     java.util.Arrays.stream(mine.gpuIndices).boxed().toList(), mine.gpuMilli, mine.cpuMillis, mine.memoryMiB,
                     gang.indexOf(mine), gang.size(), local.indexOf(mine), local.size(), nodeRanks.get(mine.node), nodeRanks.size(),
-                    addressOf(first.node, nodeRows.get(first.node)), masterPort(mine.jobId), spec.checkpointable(), stop, grace,
+                    addressOf(first.node, nodeRows.get(first.node)), masterPort(mine.jobId), spec.checkpointable(),
+                    spec.checkpointGraceSeconds(), stop, grace,
                     report == null ? null : report.state, report == null ? null : report.exitCode));
         }
         out.sort(Comparator.comparing((Assignment a) -> a.jobId().toString()).thenComparing(Assignment::task));
