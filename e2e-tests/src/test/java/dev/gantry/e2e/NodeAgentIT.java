@@ -39,8 +39,8 @@ class NodeAgentIT {
     private static Path work;
     private static Path agentLog;
 
-    @BeforeAll
-    static void startAgent() throws Exception {
+    /** Starts the packaged agent as a process of its own; its output goes to {@code <name>.log}. */
+    private static void launchAgent(String name) throws IOException {
         Path root = Path.of(System.getProperty("gantry.root", ".."));
         Path jar = root.resolve("node-agent/target/gantry-node-agent-0.1.0-SNAPSHOT.jar");
         if (!Files.exists(jar)) {
@@ -50,13 +50,18 @@ class NodeAgentIT {
         work = dir.resolve("agent-work");
         Path token = dir.resolve("agent.token");
         Files.writeString(token, RunningGantry.agentToken(NODE));
-        agentLog = dir.resolve("node-agent.log");
+        agentLog = dir.resolve(name + ".log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         agent = new ProcessBuilder(java, "-jar", jar.toString(), "--node", NODE, "--simulate", "8:A100",
                 "--inventory", RunningGantry.url("node-inventory-service"), "--placement", RunningGantry.url("placement-service"),
                 "--token-file", token.toString(), "--work-dir", work.toString(), "--address", "127.0.0.1", "--heartbeat", "5s",
                 "--poll", "20s", "--grace", "2s")
                 .redirectErrorStream(true).redirectOutput(agentLog.toFile()).start();
+    }
+
+    @BeforeAll
+    static void startAgent() throws Exception {
+        launchAgent("node-agent");
         given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
                 .body("{\"capability\": {\"gpus\": 64}, \"members\": {\"teams\": [\"vision\"]}}")
                 .when().put("/v1/queues/agent-normal").then().statusCode(200);
@@ -175,6 +180,41 @@ class NodeAgentIT {
         }
         assertThat(ranks).containsExactlyInAnyOrder(0, 1);
         assertThat(gpus).hasSize(4);
+    }
+
+    @Test
+    void aKilledAgentsTasksAreReportedLostWhenItIsBackAndTheJobRunsAgainFromItsCheckpointDirectory() throws Exception {
+        String id = submit("agent-restart", "if [ -f \"$GANTRY_CHECKPOINT_DIR/step-$RANK\" ]; then "
+                + "echo \"resumed rank=$RANK from step $(cat \"$GANTRY_CHECKPOINT_DIR/step-$RANK\")\"; exit 0; fi; "
+                + "echo 41 > \"$GANTRY_CHECKPOINT_DIR/step-$RANK\"; echo \"started rank=$RANK\"; exec sleep 300");
+        Path jobDir = work.resolve("jobs").resolve(id);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> processesOf(id).size() == 2);
+        List<Long> first = processesOf(id);
+
+        agent.destroyForcibly(); // SIGKILL: no shutdown hook, its tasks (sessions of their own) keep running
+        agent.waitFor();
+        assertThat(processesOf(id)).containsExactlyInAnyOrderElementsOf(first);
+        launchAgent("node-agent-restarted");
+
+        // the new agent kills what the old one left, reports the tasks lost; the job goes back in line, is placed
+        // again (a new attempt) and resumes from its checkpoint directory
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
+        for (long pid : first) {
+            assertThat(Path.of("/proc", String.valueOf(pid), "environ")).as("the first attempt's process %d", pid).satisfiesAnyOf(
+                    p -> assertThat(p).doesNotExist(),
+                    p -> assertThat(new String(Files.readAllBytes(p), StandardCharsets.UTF_8)).doesNotContain("GANTRY_JOB_ID=" + id));
+        }
+        List<Path> attempts;
+        try (Stream<Path> dirs = Files.list(jobDir)) {
+            attempts = dirs.sorted().toList();
+        }
+        assertThat(attempts).hasSize(2);
+        assertThat(Files.readString(attempts.get(1).resolve("worker-0.log"))).contains("resumed rank=0 from step 41");
+        assertThat(Files.readString(attempts.get(1).resolve("worker-1.log"))).contains("resumed rank=1 from step 41");
+        List<String> reasons = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .when().get("/v1/jobs/" + id + "/history").then().statusCode(200).extract().jsonPath().getList("reason", String.class);
+        assertThat(reasons).anySatisfy(r -> assertThat(r).contains("lost on node " + NODE));
+        assertThat(Files.readString(agentLog)).contains("reporting it lost").contains("killing process group");
     }
 
     @Test
