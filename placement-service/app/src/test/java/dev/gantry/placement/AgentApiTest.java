@@ -53,9 +53,13 @@ class AgentApiTest {
     }
 
     private static NodeInfo node(String name, String tag) {
+        return node(name, tag, NodeInfo.Health.READY);
+    }
+
+    private static NodeInfo node(String name, String tag, NodeInfo.Health health) {
         return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3, 4, 5, 6, 7)), List.of(), false, 64_000, 512_000,
                 new NodeInfo.Topology("z1", "s1", "leaf-" + tag), null, Map.of("gantry.dev/address", "10.1.0." + (name.endsWith("a") ? 1 : 2)),
-                List.of(new NodeInfo.Taint("gantry.dev/test", tag, "NoSchedule")), true, NodeInfo.Health.READY, 81_920, null, 0, false,
+                List.of(new NodeInfo.Taint("gantry.dev/test", tag, "NoSchedule")), true, health, 81_920, null, 0, false,
                 Instant.now(), "AGENT", true);
     }
 
@@ -267,6 +271,28 @@ class AgentApiTest {
             return view.getList("assignments").size() == 1 && view.getLong("assignments[0].attempt") != attempt;
         });
         report(gang.nodeA(), report(gang.jobId(), attempt, taskA, "LOST", null, null)).then().statusCode(200).body("applied", equalTo(false));
+        assertThat(outbox(Subjects.PLACEMENTS_REQUEUED, gang.jobId())).isEqualTo(1);
+    }
+
+    @Test
+    void aNodeWhoseAgentStoppedHeartbeatingLosesItsJobsToTheLineNotToFailure() throws Exception {
+        Gang gang = placeGang("hb");
+        Thread.sleep(4000); // longer than lost-after (3 s in tests) while READY: nothing happens
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", gang.jobId().toString())).isEqualTo(1);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            // the inventory's heartbeat timeout turned it NOT_READY
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, gang.nodeA(),
+                    new NodeChanged(System.nanoTime(), node(gang.nodeA(), "hb", NodeInfo.Health.NOT_READY))));
+        }
+        long notReadyAt = System.nanoTime();
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_REQUEUED, gang.jobId()) == 1);
+        assertThat(Duration.ofNanos(System.nanoTime() - notReadyAt)).as("not before lost-after").isGreaterThan(Duration.ofMillis(2500));
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_REQUEUED,
+                gang.jobId().toString())).contains("not ready for more than 3 s");
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", gang.jobId().toString())).isEqualTo(1);
+        assertThat(outbox(Subjects.PLACEMENTS_FAILED, gang.jobId())).isZero();
+        assertThat(assignments(gang.nodeB()).getList("assignments")).as("node B's agent stops its task").isEmpty();
+        Thread.sleep(2000); // the next sweeps find nothing more to do
         assertThat(outbox(Subjects.PLACEMENTS_REQUEUED, gang.jobId())).isEqualTo(1);
     }
 
