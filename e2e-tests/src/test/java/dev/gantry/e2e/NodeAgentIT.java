@@ -156,6 +156,45 @@ class NodeAgentIT {
     }
 
     @Test
+    void binGantryAgentRunsAnAgentForANodeWithATokenItMintsForThatNode() throws Exception {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        Path dir = Files.createDirectories(Path.of("target", "e2e-logs", NodeAgentIT.class.getSimpleName(), "cli-agent"));
+        ProcessBuilder builder = new ProcessBuilder(root.resolve("bin/gantry").toString(), "agent", "--node", "cli-agent-node",
+                "--simulate", "2:L4", "--heartbeat", "5s").redirectErrorStream(true).redirectOutput(dir.resolve("agent.log").toFile());
+        builder.environment().put("GANTRY_JWT_DIR", RunningGantry.jwtDir().toString());
+        builder.environment().put("GANTRY_AGENT_DIR", dir.toAbsolutePath().toString());
+        builder.environment().put("GANTRY_NODE_INVENTORY_URL", RunningGantry.url("node-inventory-service"));
+        builder.environment().put("GANTRY_PLACEMENT_URL", RunningGantry.url("placement-service"));
+        Process cli = builder.start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() ->
+                    given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                            .when().get("/v1/nodes/cli-agent-node").statusCode() == 200);
+            JsonPath node = given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                    .when().get("/v1/nodes/cli-agent-node").then().statusCode(200).extract().jsonPath();
+            assertThat(node.getInt("gpus")).isEqualTo(2);
+            assertThat(node.getString("gpuModel")).isEqualTo("L4");
+            assertThat(node.getString("source")).isEqualTo("AGENT");
+            assertThat(node.getBoolean("simulated")).isTrue();
+            // the token it minted speaks for that node only
+            String token = Files.readString(dir.resolve("token")).strip();
+            given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(token).when().get("/v1/agent/assignments?node=" + NODE)
+                    .then().statusCode(403);
+            given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(token)
+                    .when().get("/v1/agent/assignments?node=cli-agent-node").then().statusCode(200);
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("token"))))
+                    .isEqualTo("rw-------");
+        } finally {
+            cli.destroy();
+            cli.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
+            given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                    .when().delete("/v1/nodes/cli-agent-node");
+        }
+        Process refused = new ProcessBuilder(root.resolve("bin/gantry").toString(), "agent", "--token-file", "/tmp/x").start();
+        assertThat(refused.waitFor()).isEqualTo(2);
+    }
+
+    @Test
     void aTwoTaskGangRunsAsRealProcessesOnDisjointGpusAndSucceeds() throws Exception {
         String id = submit("agent-ddp", "echo \"rank=$RANK world=$WORLD_SIZE gpus=$CUDA_VISIBLE_DEVICES\"; "
                 + "test \"$NVIDIA_VISIBLE_DEVICES\" = \"$CUDA_VISIBLE_DEVICES\" && test -d \"$GANTRY_CHECKPOINT_DIR\" "
