@@ -405,8 +405,9 @@ def cmd_nodes(argv):
     for n in nodes:
         free = "?" if used is None else max(0, n.get("gpus", 0) - len(used.get(n["name"], ())))
         state = node_state(n) + (",QUARANTINED" if n["name"] in quarantined else "")
-        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), state])
-    print_table(["NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE"], rows)
+        source = (n.get("source") or "?").lower() + (",simulated" if n.get("simulated") else "")
+        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), state, source])
+    print_table(["NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE", "SOURCE"], rows)
     for name, reason in sorted(quarantined.items()):
         print(f"{name}: quarantined by placement: {reason}", file=sys.stderr)
 

@@ -193,7 +193,8 @@ public class JobAdmission {
                                 g.image(), g.command() == null || g.command().isEmpty() ? null : g.command()))
                         .toList(),
                 spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
-                spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds());
+                spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds(),
+                spec.checkpointGraceSeconds());
     }
 
     /** The job if the caller may see it; otherwise 404, whether it exists or not (no existence leak). */

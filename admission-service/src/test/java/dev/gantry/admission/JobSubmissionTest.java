@@ -27,7 +27,7 @@ class JobSubmissionTest {
     static final String VALID_JOB = """
             {"name": "tf-dist-train", "queue": "normal", "priority": 1000, "minAvailable": 2,
              "gpuModels": ["A100-SXM4-80GB"], "gpuTopology": "nvlink", "network": {"required": "leaf", "preferred": "node"},
-             "checkpointable": true, "estimatedRuntimeSeconds": 7200,
+             "checkpointable": true, "checkpointGraceSeconds": 45, "estimatedRuntimeSeconds": 7200,
              "taskGroups": [
                {"name": "ps", "replicas": 1, "gpusPerReplica": 1, "cpuMillis": 4000, "memoryMiB": 16000, "image": "tf:2.16"},
                {"name": "worker", "replicas": 1, "gpusPerReplica": 2, "cpuMillis": 8000, "memoryMiB": 32000, "image": "tf:2.16",
@@ -65,7 +65,8 @@ class JobSubmissionTest {
         assertThat(db.queryString("select subject from outbox_event where subject_id = ?", id)).isEqualTo("jobs.queued");
         String envelope = db.queryString("select envelope from outbox_event where subject_id = ?", id);
         assertThat(envelope).contains("\"jobId\":\"" + id + "\"").contains("\"gpuTopology\":\"nvlink\"")
-                .contains("\"required\":\"leaf\"").contains("\"estimatedRuntimeSeconds\":7200");
+                .contains("\"required\":\"leaf\"").contains("\"estimatedRuntimeSeconds\":7200")
+                .contains("\"checkpointGraceSeconds\":45"); // a node agent's SIGTERM-to-SIGKILL grace for its tasks
         assertThat(db.queryString("select state from job where id = ?::uuid", id)).isEqualTo("QUEUED");
     }
 

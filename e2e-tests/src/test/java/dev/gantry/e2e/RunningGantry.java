@@ -33,11 +33,19 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         }
     }
 
+    /**
+     * Where the services listen: {@code -Dgantry.e2e.port-base=N} puts them on N+1..N+4 (default 19080: 19081-19084), and
+     * {@code -Dgantry.e2e.db-suffix=S} on databases {@code gantry_e2e_<service>S} (default none), so one test class can run
+     * beside someone else's run of the module.
+     */
+    static final int PORT_BASE = Integer.getInteger("gantry.e2e.port-base", 19080);
+    static final String DB_SUFFIX = System.getProperty("gantry.e2e.db-suffix", "");
+
     static {
-        SERVICES.put("admission-service", new Service("admission-service", 19081, "gantry_e2e_admission"));
-        SERVICES.put("quota-service", new Service("quota-service", 19082, "gantry_e2e_quota"));
-        SERVICES.put("node-inventory-service", new Service("node-inventory-service", 19083, "gantry_e2e_inventory"));
-        SERVICES.put("placement-service", new Service("placement-service/app", 19084, "gantry_e2e_placement"));
+        SERVICES.put("admission-service", new Service("admission-service", PORT_BASE + 1, "gantry_e2e_admission" + DB_SUFFIX));
+        SERVICES.put("quota-service", new Service("quota-service", PORT_BASE + 2, "gantry_e2e_quota" + DB_SUFFIX));
+        SERVICES.put("node-inventory-service", new Service("node-inventory-service", PORT_BASE + 3, "gantry_e2e_inventory" + DB_SUFFIX));
+        SERVICES.put("placement-service", new Service("placement-service/app", PORT_BASE + 4, "gantry_e2e_placement" + DB_SUFFIX));
     }
 
     /**

@@ -79,6 +79,30 @@ class AgentApiTest {
     }
 
     @Test
+    void aNodeAgentsNodeShowsItsSourceAndWhetherItsGpusAreSimulatedAndTheEventCarriesBoth() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            Subscription sub = nats.connection().subscribe("nodes.>");
+            nats.connection().flush(Duration.ofSeconds(2));
+            put("agent-sim-01", DGX.replaceFirst("\\{", "{\"simulated\": true, ")).statusCode(200)
+                    .body("source", equalTo("AGENT")).body("simulated", equalTo(true));
+            given().auth().oauth2(TestTokens.user("alice", "vision")).when().get("/v1/nodes?limit=500").then().statusCode(200)
+                    .body("items.find { it.name == 'agent-sim-01' }.simulated", equalTo(true))
+                    .body("items.find { it.name == 'agent-sim-01' }.source", equalTo("AGENT"));
+            NodeChanged published = next(sub, "nodes.upserted", "agent-sim-01", NodeChanged.class);
+            assertThat(published.node().source()).isEqualTo("AGENT");
+            assertThat(published.node().simulated()).isTrue();
+            assertThat(published.node().agentManaged()).isTrue();
+            // the same node with real GPUs is a change consumers hear of
+            put("agent-sim-01", DGX).statusCode(200).body("simulated", equalTo(false));
+            assertThat(next(sub, "nodes.upserted", "agent-sim-01", NodeChanged.class).node().simulated()).isFalse();
+        }
+        // the description cannot claim a source: that is the inventory's to say
+        put("agent-sim-02", DGX.replaceFirst("\\{", "{\"source\": \"FILE\", ")).statusCode(400)
+                .contentType(startsWith("application/problem+json"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-sim-02").then().statusCode(404);
+    }
+
+    @Test
     void anIdenticalUpdateOrAHeartbeatSendsNoEventAndKeepsTheVersion() {
         put("agent-noop", DGX).statusCode(200);
         long events = events(db, "nodes.upserted", "agent-noop");

@@ -54,7 +54,7 @@ class RestartTest {
         @Override
         public Map<String, String> start() {
             String url = "jdbc:postgresql://" + env("GANTRY_DB_HOST", "127.0.0.1") + ":" + env("GANTRY_DB_PORT", "5432")
-                    + "/gantry_inventory_test";
+                    + "/" + System.getProperty("%test.gantry.db.name", "gantry_inventory_test"); // as -D%test.gantry.db.name overrides it
             try (Connection c = DriverManager.getConnection(url, env("GANTRY_DB_USER", "gantry"), env("GANTRY_DB_PASSWORD", "gantry"));
                     ResultSet v = c.createStatement().executeQuery("select version from inventory_version")) {
                 version = v.next() ? v.getLong(1) : -1;

@@ -27,7 +27,17 @@ public record JobQueued(
         List<Toleration> tolerations,
         boolean preemptible,
         boolean checkpointable,
-        Long estimatedRuntimeSeconds) {
+        Long estimatedRuntimeSeconds,
+        Integer checkpointGraceSeconds) {
+
+    /** A job without its own checkpoint grace (the default applies): what producers before that field sent. */
+    public JobQueued(UUID jobId, String name, String queue, String owner, int priority, Instant submittedAt, Integer minAvailable,
+            List<TaskGroup> taskGroups, List<String> gpuModels, String gpuTopology, Network network, boolean requireInfiniBand,
+            Map<String, String> nodeSelector, List<Toleration> tolerations, boolean preemptible, boolean checkpointable,
+            Long estimatedRuntimeSeconds) {
+        this(jobId, name, queue, owner, priority, submittedAt, minAvailable, taskGroups, gpuModels, gpuTopology, network,
+                requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, estimatedRuntimeSeconds, null);
+    }
 
     /**
      * {@code image} and {@code command}: what the kubernetes binder runs in each pod of the group

@@ -19,6 +19,12 @@ import java.util.Map;
  * @param ibHcas        InfiniBand host channel adapters on the node (0: none or unknown)
  * @param cordoned      cordoned through the inventory API ({@code :cordon}); then not schedulable
  * @param lastHeartbeat when the node's source last said it was alive (null: never / not tracked)
+ * @param source        who describes the node in the inventory: {@code AGENT} (a node agent, which also runs its
+ *                      tasks), {@code FILE} (a cluster file: the simulated executor runs its jobs),
+ *                      {@code KUBERNETES}; null when unknown (an older producer). Set by the inventory, never by
+ *                      the node's own description
+ * @param simulated     the node's GPUs are declared, not real (a node agent without {@code nvidia-smi}, or
+ *                      {@code --simulate}); its tasks still run as processes
  */
 public record NodeInfo(
         String name,
@@ -39,7 +45,21 @@ public record NodeInfo(
         Mig mig,
         int ibHcas,
         boolean cordoned,
-        Instant lastHeartbeat) {
+        Instant lastHeartbeat,
+        String source,
+        boolean simulated) {
+
+    /** The node agent's source: a node so described runs its tasks through its agent. */
+    public static final String SOURCE_AGENT = "AGENT";
+
+    /** A node whose source is not (yet) known, and not simulated: what producers before {@code source} sent. */
+    public NodeInfo(String name, String gpuModel, int gpus, List<List<Integer>> nvlinkIslands, List<List<Integer>> numaNodes,
+            boolean gpuSharing, long cpuMillis, long memoryMiB, Topology topology, String ibFabric, Map<String, String> labels,
+            List<Taint> taints, boolean schedulable, Health health, long gpuMemoryMiB, Mig mig, int ibHcas, boolean cordoned,
+            Instant lastHeartbeat) {
+        this(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology, ibFabric, labels, taints,
+                schedulable, health, gpuMemoryMiB, mig, ibHcas, cordoned, lastHeartbeat, null, false);
+    }
 
     public NodeInfo {
         nvlinkIslands = nvlinkIslands == null ? List.of() : nvlinkIslands;
@@ -75,12 +95,23 @@ public record NodeInfo(
 
     public NodeInfo withHealth(Health newHealth, Instant heartbeat) {
         return new NodeInfo(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology,
-                ibFabric, labels, taints, schedulable, newHealth, gpuMemoryMiB, mig, ibHcas, cordoned, heartbeat);
+                ibFabric, labels, taints, schedulable, newHealth, gpuMemoryMiB, mig, ibHcas, cordoned, heartbeat, source, simulated);
     }
 
     public NodeInfo withSchedulable(boolean newSchedulable, boolean newCordoned) {
         return new NodeInfo(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology,
-                ibFabric, labels, taints, newSchedulable, health, gpuMemoryMiB, mig, ibHcas, newCordoned, lastHeartbeat);
+                ibFabric, labels, taints, newSchedulable, health, gpuMemoryMiB, mig, ibHcas, newCordoned, lastHeartbeat, source, simulated);
+    }
+
+    /** This node as described by {@code newSource} ({@code AGENT}, {@code FILE}, {@code KUBERNETES}). */
+    public NodeInfo withSource(String newSource) {
+        return new NodeInfo(name, gpuModel, gpus, nvlinkIslands, numaNodes, gpuSharing, cpuMillis, memoryMiB, topology,
+                ibFabric, labels, taints, schedulable, health, gpuMemoryMiB, mig, ibHcas, cordoned, lastHeartbeat, newSource, simulated);
+    }
+
+    /** Whether a node agent manages this node (and runs the tasks placed on it). */
+    public boolean agentManaged() {
+        return SOURCE_AGENT.equals(source);
     }
 
     public NodeInfo withLastHeartbeat(Instant heartbeat) {

@@ -60,7 +60,8 @@ public class NodeEntity extends PanacheEntityBase {
 
     /** Stores {@code described} with the inventory's own state. */
     public void apply(NodeInfo described, NodeSource newSource, boolean newCordoned, NodeInfo.Health newHealth, Instant heartbeat) {
-        NodeInfo stored = described.withSchedulable(described.schedulable(), false).withHealth(NodeInfo.Health.UNKNOWN, null);
+        NodeInfo stored = described.withSchedulable(described.schedulable(), false).withHealth(NodeInfo.Health.UNKNOWN, null)
+                .withSource(null);
         name = described.name();
         gpuModel = described.gpuModel();
         gpus = described.gpus();
@@ -78,8 +79,8 @@ public class NodeEntity extends PanacheEntityBase {
         return EventCodec.fromJson(description, NodeInfo.class);
     }
 
-    /** The node as the inventory shows it. */
+    /** The node as the inventory shows it, with its source (the column, never the description's). */
     public NodeInfo toInfo() {
-        return NodeState.effective(described(), cordoned, health, lastHeartbeat);
+        return NodeState.effective(described(), cordoned, health, lastHeartbeat).withSource(source == null ? null : source.name());
     }
 }

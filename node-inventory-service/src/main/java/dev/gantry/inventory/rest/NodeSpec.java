@@ -17,8 +17,9 @@ import java.util.Map;
  * A node as an agent ({@code PUT /v1/nodes/{name}}) or a cluster file describes it: the node of the
  * scenario format (FORMAT.md) plus {@code gpuMemoryMiB}, {@code mig}, {@code ibHcas} and, instead of
  * {@code nvlinkIslands}/{@code numaNodes}, optionally {@code topoMatrix}: the text of
- * {@code nvidia-smi topo -m}. Omitted fields take the format's defaults. Read strictly: an unknown
- * field is a 400.
+ * {@code nvidia-smi topo -m}, and {@code simulated} (a node agent's declared, not real, GPUs). Omitted
+ * fields take the format's defaults. Read strictly: an unknown field is a 400. The node's source is the
+ * inventory's to say (who called), never the description's.
  */
 public record NodeSpec(
         String name,
@@ -37,7 +38,8 @@ public record NodeSpec(
         Map<String, String> labels,
         List<NodeInfo.Taint> taints,
         Boolean schedulable,
-        String topoMatrix) {
+        String topoMatrix,
+        Boolean simulated) {
 
     /**
      * The node this spec describes, named {@code name}, with the given health; problems go to
@@ -75,6 +77,7 @@ public record NodeSpec(
         return new NodeInfo(nodeName, gpuModel, gpuCount == null ? 0 : gpuCount, islands, numa,
                 Boolean.TRUE.equals(gpuSharing), cpuMillis == null ? 0 : cpuMillis, memoryMiB == null ? 0 : memoryMiB,
                 topology, ibFabric, labels, taints, schedulable == null || schedulable, health,
-                gpuMemoryMiB == null ? 0 : gpuMemoryMiB, mig, hcas == null ? 0 : hcas, false, heartbeat);
+                gpuMemoryMiB == null ? 0 : gpuMemoryMiB, mig, hcas == null ? 0 : hcas, false, heartbeat, null,
+                Boolean.TRUE.equals(simulated));
     }
 }

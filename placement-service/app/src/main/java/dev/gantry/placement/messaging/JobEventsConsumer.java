@@ -125,7 +125,8 @@ public class JobEventsConsumer {
             job = new JobQueued(job.jobId(), job.name() == null ? job.jobId().toString() : job.name(), job.queue(), job.owner(),
                     job.priority(), job.submittedAt() == null ? envelope.occurredAt() : job.submittedAt(), job.minAvailable(),
                     job.taskGroups(), job.gpuModels(), job.gpuTopology(), job.network(), job.requireInfiniBand(),
-                    job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds());
+                    job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds(),
+                    job.checkpointGraceSeconds());
         }
         JobQueued accepted = job;
         return EndedJob.ended(accepted.jobId()).chain(ended -> {

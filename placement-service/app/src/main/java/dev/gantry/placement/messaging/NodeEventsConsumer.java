@@ -68,17 +68,18 @@ public class NodeEventsConsumer {
             LOG.warn("nodes.upserted without a node, ignored");
             return Uni.createFrom().voidItem();
         }
-        return store(changed.node().name(), changed.snapshotVersion(), EventCodec.toJson(changed.node()), false).replaceWithVoid();
+        return store(changed.node().name(), changed.snapshotVersion(), EventCodec.toJson(changed.node()), false, changed.node().source())
+                .replaceWithVoid();
     }
 
     /** The node is gone: so are the jobs on it (back to pending, {@code placements.failed}), in the same transaction. */
     private Uni<Void> remove(NodeRemoved removed) {
-        return store(removed.name(), removed.snapshotVersion(), null, true)
+        return store(removed.name(), removed.snapshotVersion(), null, true, null)
                 .chain(stored -> stored ? binder.failJobsOn(removed.name()) : Uni.createFrom().voidItem());
     }
 
     /** True when stored (the event is not older than what is there). */
-    private Uni<Boolean> store(String name, long version, String info, boolean removed) {
+    private Uni<Boolean> store(String name, long version, String info, boolean removed, String source) {
         return NodeRecord.<NodeRecord>findById(name).chain(existing -> {
             if (existing != null && existing.snapshotVersion > version) {
                 LOG.debugf("node %s: event of version %d older than stored %d, ignored", name, version, existing.snapshotVersion);
@@ -90,6 +91,7 @@ public class NodeEventsConsumer {
             row.removed = removed;
             if (info != null) {
                 row.info = info;
+                row.source = source;
             } else if (row.info == null) {
                 row.info = "{}";
             }

@@ -28,6 +28,9 @@ public class NodeRecord extends PanacheEntityBase {
     @Column(nullable = false)
     public boolean removed;
 
+    /** The node's source in the inventory ({@code AGENT}: a node agent runs its tasks); null when not said. */
+    public String source;
+
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 }

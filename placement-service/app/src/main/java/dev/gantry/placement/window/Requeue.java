@@ -4,6 +4,7 @@ import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
+import dev.gantry.placement.persistence.AgentTask;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
@@ -25,7 +26,7 @@ public class Requeue {
         this.outbox = outbox;
     }
 
-    Uni<Boolean> requeue(UUID jobId, String subject, String reason) {
+    public Uni<Boolean> requeue(UUID jobId, String subject, String reason) {
         return RunningJobRecord.<RunningJobRecord>findById(jobId)
                 .chain(job -> job == null ? Uni.createFrom().item(false) : requeue(job, subject, reason));
     }
@@ -34,7 +35,8 @@ public class Requeue {
     Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
         PlanWrites writes = new PlanWrites();
         returnToPending(job, subject, reason, writes);
-        return Allocation.delete("jobId", job.jobId).chain(() -> writes.apply(outbox)).replaceWith(true);
+        return Allocation.delete("jobId", job.jobId).chain(() -> AgentTask.delete("jobId", job.jobId))
+                .chain(() -> writes.apply(outbox)).replaceWith(true);
     }
 
     /**

@@ -3,10 +3,12 @@ package dev.gantry.placement.window;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.placement.cluster.BinderMode;
 import dev.gantry.placement.cluster.ClusterActuator;
+import dev.gantry.placement.persistence.AgentTask;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.ClusterGang;
 import dev.gantry.placement.persistence.EndedJob;
@@ -74,8 +76,11 @@ public class StandaloneExecutor {
             return Uni.createFrom().voidItem();
         }
         Instant now = Instant.now();
-        // a victim in its grace period is not completed: it is on its way back to the pending set
-        return Panache.withSession(() -> RunningJobRecord.<RunningJobRecord>list("dueAt <= ?1 and evictingUntil is null order by dueAt", now))
+        // a victim in its grace period is not completed: it is on its way back to the pending set; a job
+        // with a task on a node an agent manages ends when its agent reports its tasks' exits (AgentTasks)
+        return Panache.withSession(() -> RunningJobRecord.<RunningJobRecord>list("dueAt <= ?1 and evictingUntil is null and jobId not in "
+                + "(select a.jobId from Allocation a, NodeRecord n where n.name = a.node and n.source = ?2) order by dueAt", now,
+                NodeInfo.SOURCE_AGENT))
                 .onItem().transformToMulti(due -> Multi.createFrom().iterable(due))
                 .onItem().transformToUniAndConcatenate(job -> Panache.withTransaction(() -> release(job.jobId, "completed"))
                         .onFailure().recoverWithItem(e -> {
@@ -108,6 +113,7 @@ public class StandaloneExecutor {
             return stopPods(jobId, reason)
                     .chain(() -> recordRuntime(job, subject, reason))
                     .chain(() -> Allocation.delete("jobId", jobId))
+                    .chain(() -> AgentTask.delete("jobId", jobId))
                     .chain(() -> job.delete())
                     .chain(() -> JobPreemption.deleteById(jobId))
                     .chain(() -> ClusterGang.deleteById(jobId))

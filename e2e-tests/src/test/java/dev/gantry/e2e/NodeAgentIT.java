@@ -1,0 +1,270 @@
+package dev.gantry.e2e;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.restassured.http.ContentType;
+import io.restassured.path.json.JsonPath;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Real jobs without Kubernetes (issue 21): the packaged node agent runs as a process of its own with
+ * eight simulated A100s, registers its node, and runs the tasks placement binds to it as real
+ * processes; a job submitted to admission ends SUCCEEDED or FAILED by what its processes did.
+ */
+@ExtendWith(RunningGantry.class)
+class NodeAgentIT {
+
+    private static final String NODE = "e2e-agent-node";
+    private static final Pattern LINE = Pattern.compile("rank=(\\d+) world=(\\d+) gpus=([0-9,]*)");
+
+    private static Process agent;
+    private static Path work;
+    private static Path agentLog;
+
+    /** Starts the packaged agent as a process of its own; its output goes to {@code <name>.log}. */
+    private static void launchAgent(String name) throws IOException {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        Path jar = root.resolve("node-agent/target/gantry-node-agent-0.1.0-SNAPSHOT.jar");
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException("not packaged: " + jar + " (run mvn package from the repository root)");
+        }
+        Path dir = Files.createDirectories(Path.of("target", "e2e-logs", NodeAgentIT.class.getSimpleName()));
+        work = dir.resolve("agent-work");
+        Path token = dir.resolve("agent.token");
+        Files.writeString(token, RunningGantry.agentToken(NODE));
+        agentLog = dir.resolve(name + ".log");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        agent = new ProcessBuilder(java, "-jar", jar.toString(), "--node", NODE, "--simulate", "8:A100",
+                "--inventory", RunningGantry.url("node-inventory-service"), "--placement", RunningGantry.url("placement-service"),
+                "--token-file", token.toString(), "--work-dir", work.toString(), "--address", "127.0.0.1", "--heartbeat", "5s",
+                "--poll", "20s", "--grace", "2s")
+                .redirectErrorStream(true).redirectOutput(agentLog.toFile()).start();
+    }
+
+    @BeforeAll
+    static void startAgent() throws Exception {
+        launchAgent("node-agent");
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
+                .body("{\"capability\": {\"gpus\": 64}, \"members\": {\"teams\": [\"vision\"]}}")
+                .when().put("/v1/queues/agent-normal").then().statusCode(200);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() ->
+                given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                        .when().get("/v1/nodes/" + NODE).statusCode() == 200);
+    }
+
+    @AfterAll
+    static void stopAgent() throws Exception {
+        if (agent != null) {
+            agent.destroy();
+            if (!agent.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                agent.destroyForcibly();
+            }
+        }
+    }
+
+    private static String submit(String name, String script) {
+        String body = """
+                {"name": "%s", "queue": "agent-normal", "minAvailable": 2, "gpuModels": ["A100"],
+                 "taskGroups": [{"name": "worker", "replicas": 2, "gpusPerReplica": 2, "cpuMillis": 100, "memoryMiB": 64,
+                                 "command": ["sh", "-c", %s]}]}
+                """.formatted(name, quote(script));
+        return given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .contentType(ContentType.JSON).body(body).when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+    }
+
+    private static String quote(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    private static JsonPath job(String id) {
+        return given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .when().get("/v1/jobs/" + id).then().statusCode(200).extract().jsonPath();
+    }
+
+    private static String awaitEnd(String id) {
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(300)).until(() ->
+                Set.of("SUCCEEDED", "FAILED", "CANCELLED").contains(job(id).getString("state")));
+        return job(id).getString("state");
+    }
+
+    /** Every log file the agent wrote for a job, task name -> contents. */
+    private static Map<String, String> logs(String jobId) throws IOException {
+        Map<String, String> out = new java.util.TreeMap<>();
+        Path dir = work.resolve("jobs").resolve(jobId);
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".log")).toList()) {
+                out.put(f.getFileName().toString().replace(".log", ""), Files.readString(f, StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    /** Processes whose environment names the job: what still runs of it. */
+    private static List<Long> processesOf(String jobId) {
+        List<Long> pids = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    if (new String(Files.readAllBytes(p.resolve("environ")), StandardCharsets.UTF_8).contains("GANTRY_JOB_ID=" + jobId)) {
+                        String stat = Files.readString(p.resolve("stat"));
+                        if (!stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
+                            pids.add(Long.parseLong(p.getFileName().toString()));
+                        }
+                    }
+                } catch (IOException gone) {
+                    // exited meanwhile, or not ours to read
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return pids;
+    }
+
+    @Test
+    void theAgentRegistersItsSimulatedNodeAndTheCliShowsIt() {
+        JsonPath node = given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                .when().get("/v1/nodes/" + NODE).then().statusCode(200).extract().jsonPath();
+        assertThat(node.getInt("gpus")).isEqualTo(8);
+        assertThat(node.getString("gpuModel")).isEqualTo("A100");
+        assertThat(node.getString("source")).isEqualTo("AGENT");
+        assertThat(node.getBoolean("simulated")).isTrue();
+        assertThat(node.getString("health")).isEqualTo("READY");
+        assertThat(node.getLong("cpuMillis")).isEqualTo(Runtime.getRuntime().availableProcessors() * 1000L);
+
+        CliIT.Result nodes = CliIT.gantry("alice", "nodes");
+        assertThat(nodes.exit()).as(nodes.err()).isZero();
+        assertThat(nodes.row(NODE)).containsExactly(NODE, "A100", "8", nodes.row(NODE).get(3), "-", "READY", "agent,simulated");
+    }
+
+    @Test
+    void binGantryAgentRunsAnAgentForANodeWithATokenItMintsForThatNode() throws Exception {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        Path dir = Files.createDirectories(Path.of("target", "e2e-logs", NodeAgentIT.class.getSimpleName(), "cli-agent"));
+        ProcessBuilder builder = new ProcessBuilder(root.resolve("bin/gantry").toString(), "agent", "--node", "cli-agent-node",
+                "--simulate", "2:L4", "--heartbeat", "5s").redirectErrorStream(true).redirectOutput(dir.resolve("agent.log").toFile());
+        builder.environment().put("GANTRY_JWT_DIR", RunningGantry.jwtDir().toString());
+        builder.environment().put("GANTRY_AGENT_DIR", dir.toAbsolutePath().toString());
+        builder.environment().put("GANTRY_NODE_INVENTORY_URL", RunningGantry.url("node-inventory-service"));
+        builder.environment().put("GANTRY_PLACEMENT_URL", RunningGantry.url("placement-service"));
+        Process cli = builder.start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() ->
+                    given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                            .when().get("/v1/nodes/cli-agent-node").statusCode() == 200);
+            JsonPath node = given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                    .when().get("/v1/nodes/cli-agent-node").then().statusCode(200).extract().jsonPath();
+            assertThat(node.getInt("gpus")).isEqualTo(2);
+            assertThat(node.getString("gpuModel")).isEqualTo("L4");
+            assertThat(node.getString("source")).isEqualTo("AGENT");
+            assertThat(node.getBoolean("simulated")).isTrue();
+            // the token it minted speaks for that node only
+            String token = Files.readString(dir.resolve("token")).strip();
+            given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(token).when().get("/v1/agent/assignments?node=" + NODE)
+                    .then().statusCode(403);
+            given().baseUri(RunningGantry.url("placement-service")).auth().oauth2(token)
+                    .when().get("/v1/agent/assignments?node=cli-agent-node").then().statusCode(200);
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("token"))))
+                    .isEqualTo("rw-------");
+        } finally {
+            cli.destroy();
+            cli.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
+            given().baseUri(RunningGantry.url("node-inventory-service")).auth().oauth2(RunningGantry.adminToken())
+                    .when().delete("/v1/nodes/cli-agent-node");
+        }
+        Process refused = new ProcessBuilder(root.resolve("bin/gantry").toString(), "agent", "--token-file", "/tmp/x").start();
+        assertThat(refused.waitFor()).isEqualTo(2);
+    }
+
+    @Test
+    void aTwoTaskGangRunsAsRealProcessesOnDisjointGpusAndSucceeds() throws Exception {
+        String id = submit("agent-ddp", "echo \"rank=$RANK world=$WORLD_SIZE gpus=$CUDA_VISIBLE_DEVICES\"; "
+                + "test \"$NVIDIA_VISIBLE_DEVICES\" = \"$CUDA_VISIBLE_DEVICES\" && test -d \"$GANTRY_CHECKPOINT_DIR\" "
+                + "&& test \"$GANTRY_JOB_ID\" && test \"$MASTER_ADDR\" = 127.0.0.1");
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
+
+        Map<String, String> logs = logs(id);
+        assertThat(logs).containsOnlyKeys("worker-0", "worker-1");
+        Set<Integer> ranks = new HashSet<>();
+        Set<String> gpus = new HashSet<>();
+        for (String log : logs.values()) {
+            Matcher m = LINE.matcher(log);
+            assertThat(m.find()).as(log).isTrue();
+            ranks.add(Integer.parseInt(m.group(1)));
+            assertThat(m.group(2)).isEqualTo("2");
+            List<String> mine = List.of(m.group(3).split(","));
+            assertThat(mine).hasSize(2);
+            for (String g : mine) {
+                assertThat(Integer.parseInt(g)).isBetween(0, 7);
+                assertThat(gpus.add(g)).as("GPU %s given to two tasks", g).isTrue();
+            }
+        }
+        assertThat(ranks).containsExactlyInAnyOrder(0, 1);
+        assertThat(gpus).hasSize(4);
+    }
+
+    @Test
+    void aKilledAgentsTasksAreReportedLostWhenItIsBackAndTheJobRunsAgainFromItsCheckpointDirectory() throws Exception {
+        String id = submit("agent-restart", "if [ -f \"$GANTRY_CHECKPOINT_DIR/step-$RANK\" ]; then "
+                + "echo \"resumed rank=$RANK from step $(cat \"$GANTRY_CHECKPOINT_DIR/step-$RANK\")\"; exit 0; fi; "
+                + "echo 41 > \"$GANTRY_CHECKPOINT_DIR/step-$RANK\"; echo \"started rank=$RANK\"; exec sleep 300");
+        Path jobDir = work.resolve("jobs").resolve(id);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> processesOf(id).size() == 2);
+        List<Long> first = processesOf(id);
+
+        agent.destroyForcibly(); // SIGKILL: no shutdown hook, its tasks (sessions of their own) keep running
+        agent.waitFor();
+        assertThat(processesOf(id)).containsExactlyInAnyOrderElementsOf(first);
+        launchAgent("node-agent-restarted");
+
+        // the new agent kills what the old one left, reports the tasks lost; the job goes back in line, is placed
+        // again (a new attempt) and resumes from its checkpoint directory
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
+        for (long pid : first) {
+            assertThat(Path.of("/proc", String.valueOf(pid), "environ")).as("the first attempt's process %d", pid).satisfiesAnyOf(
+                    p -> assertThat(p).doesNotExist(),
+                    p -> assertThat(new String(Files.readAllBytes(p), StandardCharsets.UTF_8)).doesNotContain("GANTRY_JOB_ID=" + id));
+        }
+        List<Path> attempts;
+        try (Stream<Path> dirs = Files.list(jobDir)) {
+            attempts = dirs.sorted().toList();
+        }
+        assertThat(attempts).hasSize(2);
+        assertThat(Files.readString(attempts.get(1).resolve("worker-0.log"))).contains("resumed rank=0 from step 41");
+        assertThat(Files.readString(attempts.get(1).resolve("worker-1.log"))).contains("resumed rank=1 from step 41");
+        List<String> reasons = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .when().get("/v1/jobs/" + id + "/history").then().statusCode(200).extract().jsonPath().getList("reason", String.class);
+        assertThat(reasons).anySatisfy(r -> assertThat(r).contains("lost on node " + NODE));
+        assertThat(Files.readString(agentLog)).contains("reporting it lost").contains("killing process group");
+    }
+
+    @Test
+    void aTaskExitingThreeFailsTheJobWithThatCodeAndItsSiblingIsStopped() throws Exception {
+        String id = submit("agent-fails", "if [ \"$RANK\" = 1 ]; then sleep 2; echo 'cannot open dataset'; exit 3; "
+                + "else echo waiting; exec sleep 300; fi");
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("FAILED");
+        String reason = job(id).getString("pendingReason");
+        assertThat(reason).contains("exited with code 3").contains("cannot open dataset");
+        // rank 0 would sleep 300 s: its agent stops it (SIGTERM to its group) once the job has failed
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250)).until(() -> processesOf(id).isEmpty());
+        assertThat(Files.readString(agentLog)).contains("no longer assigned");
+    }
+}

@@ -1,0 +1,135 @@
+package dev.gantry.agent;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What this host has: its GPUs from {@code nvidia-smi} (model, count, memory, and the text of
+ * {@code nvidia-smi topo -m}, which the inventory parses into NVLink islands and NUMA groups), or
+ * declared simulated GPUs; CPU and memory from the OS.
+ */
+public final class Discovery {
+
+    /** One GPU as {@code nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv} lists it. */
+    public record Gpu(int index, String uuid, String name, long memoryMiB) {
+    }
+
+    /** The node as the agent describes it to the inventory ({@code PUT /v1/nodes/{name}}). */
+    public record Host(String gpuModel, int gpus, long gpuMemoryMiB, String topoMatrix, long cpuMillis, long memoryMiB,
+            boolean simulated) {
+
+        public Map<String, Object> toNodeSpec(Map<String, String> labels) {
+            Map<String, Object> spec = new LinkedHashMap<>();
+            spec.put("gpuModel", gpuModel);
+            spec.put("gpus", gpus);
+            spec.put("gpuMemoryMiB", gpuMemoryMiB);
+            if (topoMatrix != null) {
+                spec.remove("gpus"); // the matrix says how many; the inventory checks they agree
+                spec.put("topoMatrix", topoMatrix);
+            }
+            spec.put("cpuMillis", cpuMillis);
+            spec.put("memoryMiB", memoryMiB);
+            spec.put("labels", labels);
+            spec.put("simulated", simulated);
+            return spec;
+        }
+    }
+
+    private Discovery() {
+    }
+
+    /**
+     * Parses the CSV of {@code nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv}
+     * (a header line, then {@code 0, GPU-..., NVIDIA A100-SXM4-80GB, 81920 MiB}).
+     */
+    public static List<Gpu> parseGpus(String csv) {
+        List<Gpu> gpus = new ArrayList<>();
+        for (String line : csv.split("\\R")) {
+            String trimmed = line.strip();
+            if (trimmed.isEmpty() || trimmed.startsWith("index")) {
+                continue;
+            }
+            String[] f = trimmed.split("\\s*,\\s*");
+            if (f.length < 4) {
+                throw new IllegalArgumentException("not an nvidia-smi GPU line: " + trimmed);
+            }
+            String memory = f[3].replaceAll("(?i)\\s*MiB$", "").strip();
+            gpus.add(new Gpu(Integer.parseInt(f[0].strip()), f[1].strip(), f[2].strip(), Long.parseLong(memory)));
+        }
+        return gpus;
+    }
+
+    /** The GPU model as the inventory names models: the product name without the vendor, blanks as dashes. */
+    public static String modelOf(String name) {
+        return name.replaceFirst("(?i)^NVIDIA\\s+", "").strip().replaceAll("\\s+", "-");
+    }
+
+    /** {@code 8:A100} → eight simulated GPUs of model A100 (of 80 GiB unless a third part says, e.g. {@code 8:A100:40960}). */
+    public static Host simulated(String spec, long cpuMillis, long memoryMiB) {
+        String[] parts = spec.split(":");
+        if (parts.length < 2 || parts.length > 3 || parts[1].isBlank()) {
+            throw new IllegalArgumentException("--simulate wants N:MODEL (e.g. 8:A100), not " + spec);
+        }
+        int n;
+        long mem = 81920;
+        try {
+            n = Integer.parseInt(parts[0]);
+            if (parts.length == 3) {
+                mem = Long.parseLong(parts[2]);
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--simulate wants N:MODEL (e.g. 8:A100), not " + spec);
+        }
+        if (n < 0 || n > 64) {
+            throw new IllegalArgumentException("--simulate: 0..64 GPUs, not " + n);
+        }
+        return new Host(parts[1], n, mem, null, cpuMillis, memoryMiB, true);
+    }
+
+    /** This host: real GPUs when {@code nvidia-smi} answers, else {@code fallback} simulated ones. */
+    public static Host discover(String fallbackSimulation) {
+        long cpu = Runtime.getRuntime().availableProcessors() * 1000L;
+        long memory = osMemoryMiB();
+        String csv = run("nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv");
+        if (csv != null) {
+            List<Gpu> gpus = parseGpus(csv);
+            if (!gpus.isEmpty()) {
+                String topo = run("nvidia-smi", "topo", "-m");
+                return new Host(modelOf(gpus.getFirst().name()), gpus.size(), gpus.getFirst().memoryMiB(), topo, cpu, memory, false);
+            }
+        }
+        return simulated(fallbackSimulation, cpu, memory);
+    }
+
+    /** The host's memory in MiB, as the OS reports it. */
+    public static long osMemoryMiB() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize() / (1024 * 1024);
+        }
+        return 0;
+    }
+
+    /** A command's stdout, or null when it cannot run or fails. */
+    static String run(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            if (!p.waitFor(20, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                return null;
+            }
+            return new String(out, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+}

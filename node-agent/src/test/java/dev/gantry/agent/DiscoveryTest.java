@@ -1,0 +1,57 @@
+package dev.gantry.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DiscoveryTest {
+
+    @Test
+    void parsesNvidiaSmiGpuQueryCsv() {
+        String csv = """
+                index, uuid, name, memory.total [MiB]
+                0, GPU-1f2e3d4c-0000-1111-2222-333344445555, NVIDIA A100-SXM4-80GB, 81920 MiB
+                1, GPU-1f2e3d4c-0000-1111-2222-333344445556, NVIDIA A100-SXM4-80GB, 81920 MiB
+                """;
+        assertThat(Discovery.parseGpus(csv)).containsExactly(
+                new Discovery.Gpu(0, "GPU-1f2e3d4c-0000-1111-2222-333344445555", "NVIDIA A100-SXM4-80GB", 81920),
+                new Discovery.Gpu(1, "GPU-1f2e3d4c-0000-1111-2222-333344445556", "NVIDIA A100-SXM4-80GB", 81920));
+        assertThat(Discovery.modelOf("NVIDIA A100-SXM4-80GB")).isEqualTo("A100-SXM4-80GB");
+        assertThat(Discovery.modelOf("Tesla V100 PCIE 32GB")).isEqualTo("Tesla-V100-PCIE-32GB");
+        assertThatThrownBy(() -> Discovery.parseGpus("0, GPU-x")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void simulatedGpusAreDeclaredAndMarkedSo() {
+        Discovery.Host host = Discovery.simulated("8:A100", 16000, 65536);
+        assertThat(host.gpus()).isEqualTo(8);
+        assertThat(host.gpuModel()).isEqualTo("A100");
+        assertThat(host.simulated()).isTrue();
+        Map<String, Object> spec = host.toNodeSpec(Map.of("gantry.dev/address", "127.0.0.1"));
+        assertThat(spec).containsEntry("gpus", 8).containsEntry("simulated", true).containsEntry("cpuMillis", 16000L)
+                .doesNotContainKey("topoMatrix");
+        assertThat(Discovery.simulated("2:H100:40960", 0, 0).gpuMemoryMiB()).isEqualTo(40960);
+        for (String bad : List.of("8", "x:A100", "65:A100", "8:", "1:2:3:4")) {
+            assertThatThrownBy(() -> Discovery.simulated(bad, 0, 0)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void optionsAreReadStrictly() {
+        NodeAgent.Config c = NodeAgent.parse(new String[] {"--node", "n1", "--token-file", "/tmp/t", "--simulate=2:A100",
+                "--placement", "http://127.0.0.1:19084", "--grace", "3s", "--work-dir", "/tmp/w"});
+        assertThat(c.node()).isEqualTo("n1");
+        assertThat(c.forceSimulate()).isTrue();
+        assertThat(c.placement().getPort()).isEqualTo(19084);
+        assertThat(c.defaultGrace().toSeconds()).isEqualTo(3);
+        assertThat(c.workDir()).isEqualTo(Path.of("/tmp/w"));
+        assertThatThrownBy(() -> NodeAgent.parse(new String[] {"--token-file", "/tmp/t", "--bogus", "1"}))
+                .hasMessageContaining("--bogus");
+        assertThatThrownBy(() -> NodeAgent.parse(new String[] {"--token-file", "/tmp/t", "--grace", "soon"}))
+                .hasMessageContaining("grace");
+    }
+}
