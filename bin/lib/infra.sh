@@ -125,11 +125,29 @@ nats_service_api() { # user
 # should hold it: the quoted password itself (write_broker_config), or a $VARIABLE the server reads from
 # its environment (deploy/k8s/generate.sh, where the passwords are Kubernetes Secrets). One function for
 # both, so bin/gantry up's broker and the Kubernetes one always grant the same.
-nats_accounts_block() { # account password-function
-  local account=$1 password_of=$2 user subjects
-  printf 'accounts {\n  %s {\n    jetstream: enabled\n    users: [\n' "$account"
+nats_accounts_block() { # password-function account...
+  local password_of=$1 account
+  shift
+  printf 'accounts {\n'
+  for account in "$@"; do nats_account "$account" "$password_of"; done
+  printf '}\n'
+}
+
+# The broker user of USER (a service's, or admin) in DEPLOYMENT: its own name in the default deployment
+# gantry, <deployment>-<user> in any other, so that several deployments' accounts can live in one
+# broker (user names are the broker's, not an account's).
+nats_user_name() { # user [deployment]
+  local deployment=${2:-${GANTRY_DEPLOYMENT:-gantry}}
+  if [ "$deployment" = gantry ]; then printf '%s' "$1"; else printf '%s-%s' "$deployment" "$1"; fi
+}
+
+# One account of the accounts block: the deployment's streams and its users.
+nats_account() { # account password-function
+  local account=$1 password_of=$2 user name subjects
+  printf '  %s {\n    jetstream: enabled\n    users: [\n' "$account"
   for user in "${GANTRY_NATS_USERS[@]}"; do
-    printf '      { user: "%s", password: %s' "$user" "$("$password_of" "$user")"
+    name=$(nats_user_name "$user" "$account")
+    printf '      { user: "%s", password: %s' "$name" "$("$password_of" "$name")"
     if [ "$user" = admin ]; then printf ' }\n'; continue; fi
     # shellcheck disable=SC2086
     subjects=$(nats_list ${GANTRY_NATS_PUBLISHES[$user]})
@@ -138,7 +156,7 @@ nats_accounts_block() { # account password-function
     # replies (JetStream acks, API answers, fetched messages) come to the connection's inbox
     printf '          subscribe: { allow: ["_INBOX.>"] }\n        } }\n'
   done
-  printf '    ]\n  }\n}\n'
+  printf '    ]\n  }\n'
 }
 
 # A user's password from write_broker_config's credentials folder ($dir of the caller), quoted.
@@ -153,12 +171,17 @@ nats_password_from_env() { printf '$GANTRY_NATS_PASSWORD_%s' "$(echo "$1" | tr '
 # file and restart to rotate it). Rewritten on every start, so an older configuration is replaced.
 # The tests (e2e-tests BrokerAuthIT) run a nats-server on this very file.
 write_broker_config() { # dir port
-  local dir="$1" port="$2" user account="${GANTRY_DEPLOYMENT:-gantry}"
-  [[ "$account" =~ ^[A-Za-z0-9_-]+$ ]] || { infra_log "GANTRY_DEPLOYMENT must be letters, digits, - or _: $account"; return 1; }
+  local dir="$1" port="$2" user name account accounts
+  # the deployments this broker serves, each an account of its own: this one's, and any others that share it
+  read -ra accounts <<<"${GANTRY_BROKER_DEPLOYMENTS:-${GANTRY_DEPLOYMENT:-gantry}}"
   mkdir -p "$dir/store" "$dir/credentials" && chmod 700 "$dir/credentials"
-  for user in "${GANTRY_NATS_USERS[@]}"; do
-    [ -s "$dir/credentials/$user" ] || (umask 077 && openssl rand -hex 16 >"$dir/credentials/$user") || return 1
-    chmod 600 "$dir/credentials/$user"
+  for account in "${accounts[@]}"; do
+    [[ "$account" =~ ^[A-Za-z0-9_-]+$ ]] || { infra_log "a deployment's name must be letters, digits, - or _: $account"; return 1; }
+    for user in "${GANTRY_NATS_USERS[@]}"; do
+      name=$(nats_user_name "$user" "$account")
+      [ -s "$dir/credentials/$name" ] || (umask 077 && openssl rand -hex 16 >"$dir/credentials/$name") || return 1
+      chmod 600 "$dir/credentials/$name"
+    done
   done
   local conf
   conf=$(
@@ -168,7 +191,7 @@ listen: 127.0.0.1:$port
 jetstream { store_dir: "$dir/store" }
 # no user, no connection: every client names one of the users below
 CONF
-    nats_accounts_block "$account" nats_password_from_file
+    nats_accounts_block nats_password_from_file "${accounts[@]}"
   )
   (umask 077 && printf '%s\n' "$conf" >"$dir/nats.conf.new") && mv "$dir/nats.conf.new" "$dir/nats.conf"
 }

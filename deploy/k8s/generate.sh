@@ -38,7 +38,7 @@ nats_accounts() {
   echo "# Gantry's NATS users and their permissions (docs/security.md, \"The broker\"), one account \"gantry\"."
   echo "# Include it in a nats-server configuration (include ./gantry-accounts.conf) and give the server"
   echo "# GANTRY_NATS_PASSWORD_<USER> in its environment: every client must then authenticate."
-  nats_accounts_block gantry nats_password_from_env
+  nats_accounts_block nats_password_from_env gantry
 }
 
 case "${1:-all}" in

@@ -46,32 +46,93 @@ class BrokerAuthIT {
     static void startBroker() throws Exception {
         dir = Files.createTempDirectory("gantry-broker-auth-");
         port = freePort();
+        server = broker(dir, port, null);
+        // the streams as the services declare them (admin may; the services' own start-up declares them too)
+        try (Connection admin = connect("admin", password("admin"))) {
+            declareStreams(admin);
+        }
+    }
+
+    /** A nats-server on the configuration write_broker_config writes into DIR (for DEPLOYMENTS, when given). */
+    private static Process broker(Path dir, int port, String deployments) throws Exception {
         Path root = Path.of(System.getProperty("gantry.root", ".."));
-        Process write = new ProcessBuilder("bash", "-c",
+        ProcessBuilder writer = new ProcessBuilder("bash", "-c",
                 "source \"$0\" && write_broker_config \"$1\" \"$2\"", root.resolve("bin/lib/infra.sh").toString(),
-                dir.toString(), String.valueOf(port)).redirectErrorStream(true).start();
+                dir.toString(), String.valueOf(port)).redirectErrorStream(true);
+        writer.environment().remove("GANTRY_BROKER_DEPLOYMENTS");
+        writer.environment().remove("GANTRY_DEPLOYMENT");
+        if (deployments != null) {
+            writer.environment().put("GANTRY_BROKER_DEPLOYMENTS", deployments);
+        }
+        Process write = writer.start();
         String out = new String(write.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(write.waitFor()).as(out).isZero();
-        server = new ProcessBuilder(natsServer(), "-c", dir.resolve("nats.conf").toString())
+        Process started = new ProcessBuilder(natsServer(), "-c", dir.resolve("nats.conf").toString())
                 .redirectErrorStream(true).redirectOutput(dir.resolve("nats.log").toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (true) {
             try (Socket socket = new Socket()) {
                 socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-                break;
+                return started;
             } catch (IOException notYet) {
-                if (!server.isAlive() || System.nanoTime() > deadline) {
+                if (!started.isAlive() || System.nanoTime() > deadline) {
                     throw new IllegalStateException("nats-server did not start: " + Files.readString(dir.resolve("nats.log")));
                 }
                 Thread.sleep(100);
             }
         }
-        // the streams as the services declare them (admin may; the services' own start-up declares them too)
-        try (Connection admin = connect("admin", password("admin"))) {
-            JetStreamManagement jsm = admin.jetStreamManagement();
-            for (String stream : List.of(Subjects.JOBS_STREAM, Subjects.NODES_STREAM, Subjects.QUOTA_STREAM, Subjects.PLACEMENTS_STREAM)) {
-                jsm.addStream(StreamConfiguration.builder().name(stream).subjects(stream.toLowerCase() + ".>").build());
+    }
+
+    private static void declareStreams(Connection admin) throws Exception {
+        JetStreamManagement jsm = admin.jetStreamManagement();
+        for (String stream : List.of(Subjects.JOBS_STREAM, Subjects.NODES_STREAM, Subjects.QUOTA_STREAM, Subjects.PLACEMENTS_STREAM)) {
+            jsm.addStream(StreamConfiguration.builder().name(stream).subjects(stream.toLowerCase() + ".>").build());
+        }
+    }
+
+    /**
+     * Issue 18 item 8: two deployments on one broker (GANTRY_BROKER_DEPLOYMENTS="gantry lab2"), each an
+     * account of its own with its own streams and users (lab2's named lab2-admission, ...): a job one
+     * deployment's admission publishes is in its own JOBS stream only, and one deployment's password does
+     * not open the other's user.
+     */
+    @Test
+    void twoDeploymentsShareOneBrokerWithoutSeeingEachOthersEvents() throws Exception {
+        Path shared = Files.createTempDirectory("gantry-broker-shared-");
+        int sharedPort = freePort();
+        Process broker = broker(shared, sharedPort, "gantry lab2");
+        try {
+            java.util.function.BiFunction<String, String, Options> as = (user, password) -> new Options.Builder()
+                    .server("nats://127.0.0.1:" + sharedPort).maxReconnects(0).connectionTimeout(Duration.ofSeconds(2))
+                    .errorListener(new io.nats.client.ErrorListener() {
+                    }).userInfo(user, password).build();
+            java.util.function.Function<String, String> secret = user -> {
+                try {
+                    return Files.readString(shared.resolve("credentials").resolve(user)).strip();
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            for (String admin : List.of("admin", "lab2-admin")) {
+                try (Connection connection = Nats.connect(as.apply(admin, secret.apply(admin)))) {
+                    declareStreams(connection); // the same stream names in both accounts
+                }
             }
+            for (String admission : List.of("admission", "lab2-admission", "lab2-admission")) {
+                try (Connection connection = Nats.connect(as.apply(admission, secret.apply(admission)))) {
+                    connection.jetStream().publish(Subjects.JOBS_QUEUED, "{}".getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            try (Connection gantry = Nats.connect(as.apply("admin", secret.apply("admin")));
+                    Connection lab2 = Nats.connect(as.apply("lab2-admin", secret.apply("lab2-admin")))) {
+                assertThat(gantry.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount()).isEqualTo(1);
+                assertThat(lab2.jetStreamManagement().getStreamInfo(Subjects.JOBS_STREAM).getStreamState().getMsgCount()).isEqualTo(2);
+            }
+            assertThatThrownBy(() -> Nats.connect(as.apply("lab2-admission", secret.apply("admission"))).close())
+                    .hasMessageContaining("Authorization Violation");
+            assertThat(secret.apply("lab2-admission")).matches("[0-9a-f]{32}").isNotEqualTo(secret.apply("admission"));
+        } finally {
+            broker.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
     }
 
