@@ -211,7 +211,7 @@ def cmd_submit(argv):
         print(f"submitted job {job['id']} ({job['name']}, queue {job['queue']}, {job['totalGpus']} GPUs): {job['state']}")
 
 
-def read_file(path):
+def read_file(path, prog="gantry submit"):
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -219,13 +219,13 @@ def read_file(path):
             with open(path, "rb") as f:
                 data = f.read()
     except OSError as e:
-        raise Exit(2, f"gantry submit: cannot read {path}: {e.strerror or e}")
+        raise Exit(2, f"{prog}: cannot read {path}: {e.strerror or e}")
     if not data.strip():
-        raise Exit(2, f"gantry submit: {path} is empty")
+        raise Exit(2, f"{prog}: {path} is empty")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        raise Exit(2, f"gantry submit: {path} is not a text file (UTF-8)")
+        raise Exit(2, f"{prog}: {path} is not a text file (UTF-8)")
     return data
 
 
@@ -445,7 +445,29 @@ def node_state(n):
 
 # ---------------------------------------------------------------------------------------------- main
 
-COMMANDS = {"submit": cmd_submit, "jobs": cmd_jobs, "cancel": cmd_cancel, "queues": cmd_queues, "nodes": cmd_nodes}
+# --------------------------------------------------------------------------------------------- apply
+
+def cmd_apply(argv):
+    parser = Parser(prog="gantry apply", description="Import queues and priority classes: multi-document YAML of Volcano "
+                    "scheduling.volcano.sh/v1beta1 Queue and Kubernetes scheduling.k8s.io/v1 PriorityClass (quota's "
+                    "POST /v1/import, all or nothing, with an admin token).")
+    parser.add_argument("file", help="the YAML file ('-' reads standard input)")
+    args = parser.parse_args(argv)
+    body = read_file(args.file, "gantry apply")
+    if body.lstrip()[:1] in (b"{", b"["):
+        raise Exit(2, f"gantry apply: {args.file} is JSON; apply takes the YAML of Volcano Queues and PriorityClasses")
+    _, result = call("quota", "POST", "/v1/import", body=body, content_type="application/yaml")
+    result = result or {}
+    for name in result.get("queues", []):
+        print(f"queue {name}: applied")
+    for name in result.get("priorityClasses", []):
+        print(f"priority class {name}: applied")
+    for warning in result.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+COMMANDS = {"submit": cmd_submit, "jobs": cmd_jobs, "cancel": cmd_cancel, "queues": cmd_queues, "nodes": cmd_nodes,
+            "apply": cmd_apply}
 
 
 def main(argv):

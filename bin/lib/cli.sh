@@ -13,8 +13,8 @@ cli_url() {
 }
 
 # GANTRY_TOKEN if set; else one minted for $USER with the development key, as `bin/gantry token`
-# does: teams from GANTRY_TEAMS (comma-separated), or admin when GANTRY_TEAMS is unset (whoever
-# holds the development key can mint an admin token anyway).
+# does: teams from GANTRY_TEAMS (comma-separated), or an admin of team default when GANTRY_TEAMS is
+# unset (whoever holds the development key can mint an admin token anyway; the team lets it submit).
 cli_token() {
   if [ -n "${GANTRY_TOKEN:-}" ]; then
     printf '%s\n' "$GANTRY_TOKEN"
@@ -25,7 +25,7 @@ cli_token() {
     IFS=',' read -ra teams <<<"$GANTRY_TEAMS"
     for team in "${teams[@]}"; do [ -z "$team" ] || args+=(--team "$team"); done
   fi
-  [ ${#args[@]} -gt 0 ] || args=(--admin)
+  [ ${#args[@]} -gt 0 ] || args=(--admin --team default)
   cmd_token "${USER:-$(id -un)}" "${args[@]}" --hours 1
 }
 

@@ -258,7 +258,23 @@ class CliIT {
 
     @Test
     void upBindsEveryServiceToLoopbackUnlessToldOtherwise() {
-        List<String> loopback = ok(gantry("alice", "up", "--dry-run")).lines();
+        List<String> planned = ok(gantry("alice", "up", "--dry-run")).lines();
+        // after the four services, the node agents of a one-machine cluster: this machine's GPUs, or two simulated 8-GPU nodes
+        List<String> agents = planned.stream().filter(line -> line.startsWith("agent ")).toList();
+        if (nvidiaSmiWorks()) {
+            assertThat(agents).hasSize(1).allSatisfy(line -> assertThat(line).doesNotContain("--simulate"));
+        } else {
+            System.out.println("CliIT: no nvidia-smi here, so up plans simulated nodes");
+            assertThat(agents).hasSize(2).allSatisfy(line -> assertThat(line)
+                    .matches("agent ([a-z0-9-]+-sim-[01]): bin/gantry agent --node \\1 --simulate 8:A100-SXM4-80GB"));
+        }
+        assertThat(ok(gantry(Map.of("GANTRY_UP_AGENTS", "0"), "alice", "up", "--dry-run")).lines()).noneMatch(line -> line.startsWith("agent "));
+        assertThat(ok(gantry(Map.of("GANTRY_UP_SIMULATE", "3x4:H100"), "alice", "up", "--dry-run")).lines())
+                .filteredOn(line -> line.startsWith("agent ")).hasSize(3).allMatch(line -> line.endsWith(" --simulate 4:H100"));
+        Result badShape = gantry(Map.of("GANTRY_UP_SIMULATE", "lots"), "alice", "up", "--dry-run");
+        assertThat(badShape.exit()).isEqualTo(2);
+        assertThat(badShape.err().strip().lines()).hasSize(1).allMatch(line -> line.contains("GANTRY_UP_SIMULATE must be KxN:MODEL"));
+        List<String> loopback = planned.stream().filter(line -> !line.startsWith("agent ")).toList();
         assertThat(loopback).hasSize(4).allSatisfy(line -> assertThat(line)
                 .contains(" -Dquarkus.http.host=127.0.0.1 ").contains(" -Dgantry.jwt.public-key=").contains(" -Dgantry.jwt.audience=gantry ")
                 .contains(" -Dgantry.jwt.max-lifetime-seconds=43200 "));
@@ -272,14 +288,22 @@ class CliIT {
                                 + "/.gantry/nats/credentials/" + user + ")").toArray(String[]::new));
         assertThat(loopback.subList(1, 4)).noneMatch(line -> line.contains("private-key"));
         // a database password from the environment is shown by name, never by value
-        List<String> ownRole = ok(gantry(Map.of("GANTRY_DB_USER", "svc", "GANTRY_DB_PASSWORD", "s3cret-pw"), "alice", "up", "--dry-run")).lines();
+        List<String> ownRole = ok(gantry(Map.of("GANTRY_DB_USER", "svc", "GANTRY_DB_PASSWORD", "s3cret-pw", "GANTRY_UP_AGENTS", "0"), "alice", "up", "--dry-run")).lines();
         assertThat(ownRole).hasSize(4).allSatisfy(line -> assertThat(line)
                 .contains(": GANTRY_DB_USER=svc GANTRY_DB_PASSWORD=\"$GANTRY_DB_PASSWORD\" ").doesNotContain("s3cret-pw"));
-        List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0"), "alice", "up", "--dry-run")).lines();
+        List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0", "GANTRY_UP_AGENTS", "0"), "alice", "up", "--dry-run")).lines();
         assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));
         Result bad = gantry("alice", "up", "--everywhere");
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err().strip().lines()).hasSize(1);
+    }
+
+    private static boolean nvidiaSmiWorks() {
+        try {
+            return new ProcessBuilder("nvidia-smi", "-L").redirectErrorStream(true).start().waitFor() == 0;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
     }
 
     /** The payload of a JWT, read without verifying it. */
