@@ -66,9 +66,12 @@ ensure_databases() {
     psql_admin "create role gantry login password 'gantry'"
   local db
   for db in "${GANTRY_DATABASES[@]}" "${GANTRY_DATABASES[@]/%/_test}" "${GANTRY_DATABASES[@]/gantry_/gantry_e2e_}"; do
-    psql_admin "select 1 from pg_database where datname='$db'" | grep -q 1 ||
-      psql_admin "create database $db owner gantry"
+    ensure_database "$db"
   done
+}
+
+ensure_database() { # name (owned by gantry)
+  psql_admin "select 1 from pg_database where datname='$1'" | grep -q 1 || psql_admin "create database $1 owner gantry"
 }
 
 ensure_nats() {

@@ -70,7 +70,15 @@ public final class Discovery {
         return name.replaceFirst("(?i)^NVIDIA\\s+", "").strip().replaceAll("\\s+", "-");
     }
 
-    /** {@code 8:A100} → eight simulated GPUs of model A100 (of 80 GiB unless a third part says, e.g. {@code 8:A100:40960}). */
+    /** CPU and memory a simulated node declares per GPU (a DGX A100: 128 cores and 1-2 TiB for 8 GPUs), unless the host has more. */
+    static final long SIMULATED_CPU_MILLIS_PER_GPU = 16_000;
+    static final long SIMULATED_MEMORY_MIB_PER_GPU = 128 * 1024;
+
+    /**
+     * {@code 8:A100} → eight simulated GPUs of model A100 (of 80 GiB unless a third part says, e.g. {@code 8:A100:40960}), on
+     * a node as large as such GPUs come in: at least 16 cores and 128 GiB per GPU, so the jobs written for them fit (a
+     * 2-core test machine would otherwise declare a node no 8-GPU job could use).
+     */
     public static Host simulated(String spec, long cpuMillis, long memoryMiB) {
         String[] parts = spec.split(":");
         if (parts.length < 2 || parts.length > 3 || parts[1].isBlank()) {
@@ -89,7 +97,8 @@ public final class Discovery {
         if (n < 0 || n > 64) {
             throw new IllegalArgumentException("--simulate: 0..64 GPUs, not " + n);
         }
-        return new Host(parts[1], n, mem, null, cpuMillis, memoryMiB, true);
+        return new Host(parts[1], n, mem, null, Math.max(cpuMillis, n * SIMULATED_CPU_MILLIS_PER_GPU),
+                Math.max(memoryMiB, n * SIMULATED_MEMORY_MIB_PER_GPU), true);
     }
 
     /** This host: real GPUs when {@code nvidia-smi} answers, else {@code fallback} simulated ones. */

@@ -32,8 +32,10 @@ class DiscoveryTest {
         assertThat(host.gpuModel()).isEqualTo("A100");
         assertThat(host.simulated()).isTrue();
         Map<String, Object> spec = host.toNodeSpec(Map.of("gantry.dev/address", "127.0.0.1"));
-        assertThat(spec).containsEntry("gpus", 8).containsEntry("simulated", true).containsEntry("cpuMillis", 16000L)
-                .doesNotContainKey("topoMatrix");
+        // a simulated node is as large as its GPUs need (16 cores and 128 GiB a GPU), even on a 2-core machine
+        assertThat(spec).containsEntry("gpus", 8).containsEntry("simulated", true).containsEntry("cpuMillis", 128_000L)
+                .containsEntry("memoryMiB", 8 * 131_072L).doesNotContainKey("topoMatrix");
+        assertThat(Discovery.simulated("1:A100", 512_000, 4_000_000).cpuMillis()).as("a larger host keeps its own").isEqualTo(512_000);
         assertThat(Discovery.simulated("2:H100:40960", 0, 0).gpuMemoryMiB()).isEqualTo(40960);
         for (String bad : List.of("8", "x:A100", "65:A100", "8:", "1:2:3:4")) {
             assertThatThrownBy(() -> Discovery.simulated(bad, 0, 0)).as(bad).isInstanceOf(IllegalArgumentException.class);
