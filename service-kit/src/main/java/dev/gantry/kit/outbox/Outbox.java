@@ -11,6 +11,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -112,6 +115,55 @@ public class Outbox {
     /** Tells the relay that rows were committed (after the transaction that wrote a {@link Prepared} row). */
     public void appended() {
         relay.wake();
+    }
+
+    /** One event of {@link #appendAll}. */
+    public record Pending(String subject, String subjectId, Object payload) {
+    }
+
+    /**
+     * Several events, appended in the order given, with one query for all their ids (ascending, so
+     * the order given is their sequence order) and their rows persisted together (one statement
+     * batch when the session batches): a plan's events used to cost a sequence query and a flush each.
+     * Inside the transaction that makes the change; wakes the relay like {@link #append}.
+     */
+    public Uni<List<EventEnvelope<Object>>> appendAll(List<Pending> events) {
+        if (events.isEmpty()) {
+            return Uni.createFrom().item(List.of());
+        }
+        for (Pending e : events) {
+            if (!Subjects.ALL.contains(e.subject())) {
+                throw new IllegalArgumentException("unknown subject " + e.subject());
+            }
+        }
+        return Panache.getSession().chain(session -> session
+                        .createNativeQuery("select nextval(pg_get_serial_sequence('outbox_event', 'id')) from generate_series(1, ?1)", Long.class)
+                        .setParameter(1, events.size())
+                        .getResultList()
+                        .chain(ids -> {
+                            List<Long> sorted = new ArrayList<>(ids);
+                            Collections.sort(sorted);
+                            List<EventEnvelope<Object>> envelopes = new ArrayList<>();
+                            List<OutboxEvent> rows = new ArrayList<>();
+                            Instant now = Instant.now();
+                            for (int i = 0; i < events.size(); i++) {
+                                Pending e = events.get(i);
+                                EventEnvelope<Object> envelope = EventEnvelope.of(e.subject(), e.subjectId(), e.payload(), sorted.get(i));
+                                String encoded = EventCodec.encode(envelope);
+                                requireFits(e.subject(), encoded);
+                                OutboxEvent row = new OutboxEvent();
+                                row.id = sorted.get(i);
+                                row.eventId = envelope.eventId();
+                                row.subject = e.subject();
+                                row.subjectId = e.subjectId();
+                                row.envelope = encoded;
+                                row.createdAt = now;
+                                rows.add(row);
+                                envelopes.add(envelope);
+                            }
+                            return session.persistAll(rows.toArray()).replaceWith(envelopes);
+                        }))
+                .invoke(relay::wake);
     }
 
     /** The row's id, which is also the event's sequence: the producer's order of its events. */
