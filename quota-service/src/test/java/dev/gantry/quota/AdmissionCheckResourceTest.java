@@ -1,11 +1,13 @@
 package dev.gantry.quota;
 
 import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
 import static org.hamcrest.Matchers.nullValue;
 import static org.hamcrest.Matchers.startsWith;
 
+import dev.gantry.quota.service.AdmissionContexts;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestTokens;
 import io.quarkus.test.junit.QuarkusTest;
@@ -22,6 +24,9 @@ class AdmissionCheckResourceTest {
 
     @Inject
     TestDatabase db;
+
+    @Inject
+    AdmissionContexts contexts;
 
     @BeforeEach
     void queues() {
@@ -127,6 +132,30 @@ class AdmissionCheckResourceTest {
             db.execute("delete from allocation where job_id in (?, ?, ?)", running, pending1, pending2);
             db.execute("delete from pending_job where job_id in (?, ?, ?)", running, pending1, pending2);
         }
+    }
+
+    @Test
+    void theQueueTreeAndClassesComeFromMemoryUntilEitherChangesWhoeverChangesThem() {
+        String fits = job("alice", "ml", "adm-team", 1, "");
+        check(fits).body("allowed", equalTo(true));
+        long reloads = contexts.reloads();
+        check(fits).body("allowed", equalTo(true));
+        check(fits).body("allowed", equalTo(true));
+        assertThat(contexts.reloads()).as("unchanged: not read again").isEqualTo(reloads);
+
+        // through this replica's API
+        put("/v1/queues/adm-team", "{\"parent\": \"adm-org\", \"state\": \"CLOSED\"}");
+        rejected(fits, "QueueClosed", "queue 'adm-team' is closed and admits no new jobs");
+        // behind its back (another replica, an operator with psql): seen by the very next check as well
+        db.execute("update queue set state = 'OPEN' where name = 'adm-team'");
+        check(fits).body("allowed", equalTo(true));
+        db.execute("update priority_class set value = 600 where name = 'adm-prio'");
+        check("{\"user\": \"alice\", \"team\": \"ml\", \"queue\": \"adm-team\", \"priorityClass\": \"adm-prio\","
+                + " \"resources\": {\"gpus\": 1}}").body("allowed", equalTo(true)).body("priority", equalTo(600));
+        db.execute("delete from priority_class where name = 'adm-prio'");
+        check("{\"user\": \"alice\", \"team\": \"ml\", \"queue\": \"adm-team\", \"priorityClass\": \"adm-prio\","
+                + " \"resources\": {\"gpus\": 1}}").body("allowed", equalTo(false));
+        assertThat(contexts.reloads()).isGreaterThanOrEqualTo(reloads + 4);
     }
 
     @Test

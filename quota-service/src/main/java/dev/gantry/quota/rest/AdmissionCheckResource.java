@@ -4,11 +4,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
-import dev.gantry.quota.domain.QueueTree;
-import dev.gantry.quota.persistence.UserLimitEntity;
-import dev.gantry.quota.service.QuotaStore;
+import dev.gantry.quota.service.AdmissionContexts;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -24,12 +21,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * May this job enter this queue? Always 200 with {@code allowed} true or false: a rejection is an
@@ -41,7 +33,7 @@ import java.util.stream.Collectors;
 public class AdmissionCheckResource {
 
     @Inject
-    QuotaStore store;
+    AdmissionContexts contexts;
 
     @Inject
     MeterRegistry registry;
@@ -74,37 +66,8 @@ public class AdmissionCheckResource {
         JobResources r = body.resources();
         AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
                 r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority());
-        // two aggregates instead of every allocation and pending row as entities: the check's cost must not grow with
-        // the number of jobs running (a burst of submissions made each check read thousands of rows)
-        return Panache.withSession(() -> store.allQueues()
-                .chain(queues -> store.allPriorityClasses()
-                        .chain(classes -> UserLimitEntity.<UserLimitEntity>findById(body.user())
-                                .chain(limits -> sumsByQueue("select queue, sum(gpus) from allocation group by queue", null)
-                                        .chain(running -> sumsByQueue(
-                                                "select queue, count(*) from pending_job where owner = ?1 group by queue", body.user())
-                                                .map(pendingByQueue -> {
-                                                    Map<String, PriorityClassSpec> byName = classes.stream()
-                                                            .collect(Collectors.toMap(PriorityClassSpec::name, Function.identity()));
-                                                    return new AdmissionPolicy.Context(new QueueTree(queues), byName,
-                                                            Optional.ofNullable(limits).map(UserLimitEntity::toSpec), running,
-                                                            pendingByQueue);
-                                                }))))))
-                .map(context -> respond(AdmissionPolicy.check(request, context)));
-    }
-
-    /** queue -> a number, by a grouped query with at most one parameter. */
-    private static Uni<Map<String, Long>> sumsByQueue(String sql, String parameter) {
-        return Panache.getSession().chain(session -> {
-            var query = session.createNativeQuery(sql, Object[].class);
-            if (parameter != null) {
-                query.setParameter(1, parameter);
-            }
-            return query.getResultList();
-        }).map(rows -> {
-            Map<String, Long> byQueue = new HashMap<>();
-            rows.forEach(row -> byQueue.put((String) row[0], ((Number) row[1]).longValue()));
-            return byQueue;
-        });
+        // one statement for the user's limits and counts; the queue tree and priority classes from memory while unchanged
+        return contexts.of(body.user()).map(context -> respond(AdmissionPolicy.check(request, context)));
     }
 
     private AdmissionCheckResponse respond(AdmissionPolicy.Decision decision) {

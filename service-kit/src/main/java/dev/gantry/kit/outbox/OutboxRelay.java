@@ -7,8 +7,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkiverse.reactive.messaging.nats.jetstream.client.api.PublishMessageMetadata;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.quarkus.scheduler.Scheduled;
+import io.quarkus.vertx.core.runtime.context.VertxContextSafetyToggle;
+import io.smallrye.common.vertx.VertxContext;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.MutinyEmitter;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Channel;
@@ -33,6 +38,12 @@ import org.jboss.logging.Logger;
  * aside as a dead letter (metric, alert, {@link OutboxAdminResource}) so it never blocks the rest.
  * The JetStream message id is the event id, so a row sent twice (a crash between the broker's ack
  * and our update) is dropped by the stream's duplicate window, and consumers are idempotent besides.
+ *
+ * <p>Besides its poll ({@code gantry.outbox.poll-interval}, 1 s: the scheduler's floor), the relay is
+ * woken by every append ({@link #wake}): it then looks for pending rows every {@code
+ * gantry.outbox.wake-delay} (10 ms) until {@code gantry.outbox.wake-linger} (250 ms) have passed since
+ * the last append, so a row goes out milliseconds after its transaction commits (an append is made
+ * before the commit, hence the lingering). The poll and the wake-ups never drain at the same time.
  */
 @ApplicationScoped
 public class OutboxRelay {
@@ -53,6 +64,15 @@ public class OutboxRelay {
     private final Counter deadLettered;
     private final AtomicLong deadLetters = new AtomicLong();
     private final AtomicLong oldestPendingMillis = new AtomicLong();
+    /** A drain is under way (from the poll or a wake-up): the other waits. */
+    private final AtomicBoolean draining = new AtomicBoolean();
+    /** The wake-up loop is scheduled or running. */
+    private final AtomicBoolean woken = new AtomicBoolean();
+    private volatile long lastWakeNanos;
+    private final Vertx vertx;
+    private final long wakeDelayMillis;
+    private final long wakeLingerNanos;
+    private final Counter wakeDrains;
 
     public OutboxRelay(@Channel("jobs-out") MutinyEmitter<byte[]> jobs,
             @Channel("nodes-out") MutinyEmitter<byte[]> nodes,
@@ -60,7 +80,13 @@ public class OutboxRelay {
             @Channel("placements-out") MutinyEmitter<byte[]> placements,
             @ConfigProperty(name = "gantry.outbox.batch-size", defaultValue = "100") int batchSize,
             @ConfigProperty(name = "gantry.outbox.max-attempts", defaultValue = "10") int maxAttempts,
-            MeterRegistry registry) {
+            @ConfigProperty(name = "gantry.outbox.wake-delay", defaultValue = "10ms") Duration wakeDelay,
+            @ConfigProperty(name = "gantry.outbox.wake-linger", defaultValue = "250ms") Duration wakeLinger,
+            MeterRegistry registry, Vertx vertx) {
+        this.vertx = vertx;
+        this.wakeDelayMillis = Math.max(1, wakeDelay.toMillis());
+        this.wakeLingerNanos = wakeLinger.toNanos();
+        this.wakeDrains = registry.counter("gantry.outbox.wake.drains");
         this.emitterByStream = Map.of(
                 Subjects.JOBS_STREAM, jobs,
                 Subjects.NODES_STREAM, nodes,
@@ -80,7 +106,50 @@ public class OutboxRelay {
     @Scheduled(every = "${gantry.outbox.poll-interval:1s}", concurrentExecution = Scheduled.ConcurrentExecution.SKIP,
             skipExecutionIf = Scheduled.ApplicationNotRunning.class)
     Uni<Void> relay() {
-        return drain(MAX_PASSES_PER_TICK).chain(this::refreshGauges).replaceWithVoid();
+        if (!draining.compareAndSet(false, true)) {
+            return Uni.createFrom().voidItem(); // the wake-up loop is draining
+        }
+        return drain(MAX_PASSES_PER_TICK).eventually(() -> draining.set(false)).chain(this::refreshGauges).replaceWithVoid();
+    }
+
+    /**
+     * Rows were (or are about to be) committed: look for them now and for a short while. Cheap and
+     * callable from any thread, inside a transaction or after it.
+     */
+    public void wake() {
+        lastWakeNanos = System.nanoTime();
+        if (woken.compareAndSet(false, true)) {
+            vertx.setTimer(wakeDelayMillis, id -> wakeLoop());
+        }
+    }
+
+    /** One drain on a fresh safe context (Hibernate Reactive needs one), then again while appends keep coming. */
+    private void wakeLoop() {
+        if (!draining.compareAndSet(false, true)) {
+            vertx.setTimer(wakeDelayMillis, id -> wakeLoop()); // the poll is draining: look again right after it
+            return;
+        }
+        Context context = VertxContext.createNewDuplicatedContext(vertx.getOrCreateContext());
+        VertxContextSafetyToggle.setContextSafe(context, true);
+        context.runOnContext(ignored -> drain(MAX_PASSES_PER_TICK)
+                .eventually(() -> draining.set(false))
+                .subscribe().with(sent -> afterWakeDrain(), e -> {
+                    LOG.debugf("outbox wake-up drain failed (the poll retries): %s", e);
+                    afterWakeDrain();
+                }));
+    }
+
+    private void afterWakeDrain() {
+        wakeDrains.increment();
+        if (System.nanoTime() - lastWakeNanos < wakeLingerNanos) {
+            vertx.setTimer(wakeDelayMillis, id -> wakeLoop());
+            return;
+        }
+        woken.set(false);
+        // a wake() between the check above and this line found the loop still marked as running: take it over
+        if (System.nanoTime() - lastWakeNanos < wakeLingerNanos && woken.compareAndSet(false, true)) {
+            vertx.setTimer(wakeDelayMillis, id -> wakeLoop());
+        }
     }
 
     /**

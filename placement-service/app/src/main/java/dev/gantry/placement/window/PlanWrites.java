@@ -14,8 +14,8 @@ import java.util.function.Function;
 /**
  * Rows to insert and delete and events to append, gathered while a plan is recorded and then
  * written table by table, so that with batching on each table's rows go in one statement batch.
- * The events go last: each outbox insert returns its generated key, which makes Hibernate write
- * every row queued before it, a few at a time.
+ * The events go last, all together ({@link Outbox#appendAll}: their ids in one query, their rows in
+ * one batch).
  */
 final class PlanWrites {
 
@@ -51,10 +51,9 @@ final class PlanWrites {
             if (!deletes.isEmpty()) {
                 chain = chain.chain(() -> session.removeAll(deletes.toArray()));
             }
-            for (Event e : events) {
-                chain = chain.chain(() -> outbox.append(e.subject(), e.jobId(), e.payload())).replaceWithVoid();
-            }
-            return chain;
+            // one query for every event's id and one batch of rows (before: a query and a flush per event)
+            List<Outbox.Pending> pending = events.stream().map(e -> new Outbox.Pending(e.subject(), e.jobId(), e.payload())).toList();
+            return chain.chain(() -> outbox.appendAll(pending)).replaceWithVoid();
         });
     }
 
