@@ -250,7 +250,11 @@ def cmd_jobs(argv):
         return cmd_cancel(argv[1:], prog="gantry jobs cancel")
     if argv[:1] == ["history"]:
         return cmd_history(argv[1:])
-    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. 'gantry jobs cancel ID' cancels one; "
+    if argv[:1] == ["show"]:
+        return cmd_show(argv[1:])
+    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. NODELIST: the nodes a placed job holds, "
+                    "each with its GPU indices (dgx-01[0-3],dgx-02[0,2]); EXIT: the exit code it ended with. 'gantry jobs show ID' "
+                    "shows one job with every task's node and GPUs; 'gantry jobs cancel ID' cancels one; "
                     "'gantry jobs history ID' shows what happened to one.")
     parser.add_argument("--all", action="store_true", help="every job this token may see, not only yours")
     parser.add_argument("--team", metavar="T", help="the jobs of team T")
@@ -286,10 +290,79 @@ def cmd_jobs(argv):
         submitted = parse_instant(j.get("submittedAt"))
         wait = duration((now - submitted).total_seconds()) if submitted and j.get("state") in WAITING_STATES else None
         rows.append([j.get("id"), j.get("name"), j.get("queue"), j.get("owner"), j.get("state"), j.get("totalGpus"), wait,
-                     j.get("pendingReason")])
-    print_table(["ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "REASON"], rows)
+                     node_list(j), j.get("exitCode"), first_line(j.get("pendingReason"))])
+    print_table(JOBS_COLUMNS, rows)
     if more:
         print(f"(the newest {args.limit} shown; --limit N for more)", file=sys.stderr)
+
+
+JOBS_COLUMNS = ["ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "NODELIST", "EXIT", "REASON"]
+
+
+def node_list(job):
+    """Where a job is or was placed, as admission writes it (node[GPU indices],...); nothing while it waits in line
+    (a preempted or requeued job's last placement is history: 'gantry jobs show ID')."""
+    placement = job.get("placement") or {}
+    if job.get("state") in WAITING_STATES:
+        return None
+    return placement.get("nodeList") or None
+
+
+def first_line(text):
+    """A reason in one table row: a failed job's reason may end with the last lines of its log ('gantry jobs show ID' has them)."""
+    if not text:
+        return text
+    lines = text.splitlines()
+    return lines[0] + (" ..." if len(lines) > 1 else "")
+
+
+def gpu_cell(task):
+    """A task's GPU indices, with its share of each when it shares them: '0,1', '3 (500m each)', '-' for none."""
+    gpus = ",".join(str(g) for g in task.get("gpus") or [])
+    if not gpus:
+        return None
+    share = task.get("gpuMilli")
+    return f"{gpus} ({share}m each)" if share is not None else gpus
+
+
+def cmd_show(argv, prog="gantry jobs show"):
+    parser = Parser(prog=prog, description="One job: its state, attempts, exit code and reason, and where its last placement put "
+                    "each task (node and GPU indices).")
+    parser.add_argument("id", help="the job id (as 'gantry jobs' shows it)")
+    parser.add_argument("--json", action="store_true", help="print the job as the API returns it")
+    args = parser.parse_args(argv)
+    _, job = call("admission", "GET", "/v1/jobs/" + job_id_argument(args.id, prog))
+    if args.json:
+        print_json(job)
+        return
+    print_job(job)
+
+
+def print_job(job):
+    """A job as 'name: value' lines, then its last placement's tasks as a table."""
+    placement = job.get("placement")
+    held = placement is not None and job.get("state") not in WAITING_STATES
+    fields = [
+        ("id", job.get("id")), ("name", job.get("name")), ("queue", job.get("queue")), ("team", job.get("team")),
+        ("owner", job.get("owner")), ("priority", f"{job.get('priority')} ({job.get('priorityClass') or 'no class'})"),
+        ("state", job.get("state")), ("gpus", job.get("totalGpus")), ("submitted", job.get("submittedAt")),
+        ("updated", job.get("updatedAt")), ("attempts", job.get("attempts", 0)),
+        ("exit code", job.get("exitCode")), ("reason", job.get("pendingReason")),
+    ]
+    if placement is not None:
+        label = "placement" if held else "last placement"
+        bound = f", bound {placement['boundAt']}" if placement.get("boundAt") else ""
+        fields.append((label, f"attempt {placement.get('attempt')}{bound}: {placement.get('nodeList') or '?'}"))
+    width = max(len(k) for k, _ in fields) + 1
+    for key, value in fields:
+        text = "-" if value is None or value == "" else str(value)
+        lines = text.splitlines() or ["-"]
+        print(f"{key + ':':<{width}} {lines[0]}")
+        for line in lines[1:]:  # a failed job's reason may carry the last lines of its log
+            print(" " * (width + 1) + line)
+    if placement is not None and placement.get("tasks"):
+        print()
+        print_table(["TASK", "NODE", "GPUS"], [[t.get("task"), t.get("node"), gpu_cell(t)] for t in placement["tasks"]])
 
 
 def positive_int(text):

@@ -244,7 +244,7 @@ public class JobAdmission {
     }
 
     /**
-     * The job now, then each change of its state or pending reason, until it ends. After the first
+     * The job now, then each change of its state, pending reason or attempt (placed again), until it ends. After the first
      * read the job is looked up on the shared {@link JobBoard}, which reads every watched job in one
      * query per interval, so a thousand open watches cost one query, not a thousand; it reads the
      * database, so every replica's followers see every change, whichever replica made it.
@@ -266,7 +266,8 @@ public class JobAdmission {
                     ended.compareAndSet(false, job.state.isFinal());
                     return emit;
                 })
-                .skip().repetitions((a, b) -> a.state == b.state && Objects.equals(a.pendingReason, b.pendingReason) ? 0 : 1)
+                .skip().repetitions((a, b) -> a.state == b.state && Objects.equals(a.pendingReason, b.pendingReason)
+                        && a.attempts == b.attempts ? 0 : 1)
                 .onFailure(NotFoundException.class).recoverWithCompletion();
     }
 

@@ -107,7 +107,8 @@ class CliIT {
         // alice's own list has it, with her as owner; bob's own list (same team) has not, his team view has
         Result mine = gantry("alice", "jobs");
         assertThat(mine.exit()).as(mine.err()).isZero();
-        assertThat(mine.lines().get(0).split("\\s+")).containsExactly("ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "REASON");
+        assertThat(mine.lines().get(0).split("\\s+")).containsExactly("ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "NODELIST",
+                "EXIT", "REASON");
         assertThat(mine.row(id)).startsWith(id, "cli-train", "cli-normal", "alice");
         assertThat(mine.row(id).get(5)).isEqualTo("4");
         assertThat(ok(gantry("bob", "jobs")).out()).startsWith("ID ").doesNotContain(id);
@@ -120,6 +121,9 @@ class CliIT {
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() ->
                 List.of("PLACED", "RUNNING").contains(job(id).getString("state")));
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> freeGpus().equals(List.of("4", "8")));
+        // where it runs: its node with the 4 GPU indices (NODELIST), and each task in 'jobs show'
+        assertThat(ok(gantry("alice", "jobs")).row(id).get(7)).matches("cli-(dgx|v100)-01\\[[0-9,-]+\\]");
+        assertThat(ok(gantry("alice", "jobs", "show", id)).out()).containsPattern("attempts:\\s+1\\n").containsPattern("worker-0\\s+cli-");
 
         Result cancel = gantry("alice", "cancel", id);
         assertThat(cancel.exit()).as(cancel.err()).isZero();

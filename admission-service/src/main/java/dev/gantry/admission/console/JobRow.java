@@ -1,5 +1,6 @@
 package dev.gantry.admission.console;
 
+import dev.gantry.admission.domain.JobPlacement;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.persistence.JobEntity;
 import java.time.Duration;
@@ -11,28 +12,68 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 
-/** One line of the jobs page: state, wait, the GPUs it holds, why it waits. */
+/**
+ * One line of the jobs page: state, wait, where it runs or ran, why it waits or how it ended. Where:
+ * the job's own last placement (what {@code GET /v1/jobs/{id}} shows), and placement-service's
+ * allocations only for a job placed by a placement service that did not yet say which GPUs.
+ */
 public record JobRow(UUID id, String name, String queue, String team, String owner, String state, int totalGpus, String waited,
         String placement, String pendingReason, boolean cancellable, Instant submittedAt) {
 
     public static JobRow of(JobEntity job, List<PlacementClient.Allocation> allocations, Instant now) {
-        Instant placedAt = allocations.stream().map(PlacementClient.Allocation::allocatedAt).filter(java.util.Objects::nonNull)
-                .min(Comparator.naturalOrder()).orElse(null);
+        JobPlacement stored = JobPlacement.fromJson(job.placement);
+        boolean waiting = job.state == JobState.QUEUED || job.state == JobState.PREEMPTED;
+        Instant placedAt = stored != null && stored.boundAt() != null ? stored.boundAt()
+                : allocations.stream().map(PlacementClient.Allocation::allocatedAt).filter(java.util.Objects::nonNull)
+                        .min(Comparator.naturalOrder()).orElse(null);
         String waited;
-        if (job.state == JobState.QUEUED || job.state == JobState.PREEMPTED) {
+        if (waiting) {
             waited = "waiting " + duration(Duration.between(job.submittedAt, now));
         } else if (placedAt != null) {
             waited = "waited " + duration(Duration.between(job.submittedAt, placedAt));
         } else {
             waited = "–";
         }
-        String reason = job.pendingReason;
-        if ((reason == null || reason.isBlank()) && job.state == JobState.QUEUED) {
-            reason = "waiting for the next scheduling window";
+        String reason;
+        if (waiting) {
+            reason = job.pendingReason;
+            if ((reason == null || reason.isBlank()) && job.state == JobState.QUEUED) {
+                reason = "waiting for the next scheduling window";
+            }
+        } else {
+            reason = outcome(job);
         }
         return new JobRow(job.id, job.name, job.queue, job.team, job.owner, job.state.name(), job.totalGpus, waited,
-                placement(allocations), job.state == JobState.QUEUED || job.state == JobState.PREEMPTED ? reason : "",
+                waiting ? "" : where(job, stored, allocations), reason,
                 job.state.canBecome(JobState.CANCELLED), job.submittedAt);
+    }
+
+    /** Where a job that is not waiting runs ("dgx-01: GPU 1, 2"), or ran ("ran on ..."), with its attempt after the first. */
+    private static String where(JobEntity job, JobPlacement stored, List<PlacementClient.Allocation> allocations) {
+        String text;
+        if (stored != null && !stored.tasks().isEmpty()) {
+            text = placement(stored.tasks().stream()
+                    .map(t -> new PlacementClient.Allocation(job.id, t.task(), t.node(), t.gpus(), t.gpuMilli(), stored.boundAt()))
+                    .toList());
+        } else {
+            text = placement(allocations);
+        }
+        if (text.isEmpty()) {
+            return "";
+        }
+        if (job.state.isFinal()) {
+            text = "ran on " + text;
+        }
+        return job.attempts > 1 ? text + " (attempt " + job.attempts + ")" : text;
+    }
+
+    /** How an ended job ended: its exit code when reported, and its reason (a failed job's says why). */
+    private static String outcome(JobEntity job) {
+        String reason = job.pendingReason == null || job.pendingReason.isBlank() ? null : job.pendingReason;
+        if (job.exitCode == null) {
+            return reason == null ? "" : reason;
+        }
+        return "exit code " + job.exitCode + (reason == null ? "" : ": " + reason);
     }
 
     /** "dgx-01: GPU 1, 2 · dgx-02: GPU 0 (500m)"; empty when it holds none. */
@@ -45,7 +86,7 @@ public record JobRow(UUID id, String name, String queue, String team, String own
             }
         }
         List<String> parts = new ArrayList<>();
-        byNode.forEach((node, gpus) -> parts.add(node + ": GPU " + String.join(", ", gpus.values())));
+        byNode.forEach((node, gpus) -> parts.add(gpus.isEmpty() ? node : node + ": GPU " + String.join(", ", gpus.values())));
         return String.join(" · ", parts);
     }
 

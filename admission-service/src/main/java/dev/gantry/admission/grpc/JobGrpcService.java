@@ -4,6 +4,7 @@ import com.google.rpc.Code;
 import dev.gantry.admission.JobAdmission;
 import dev.gantry.admission.JobQuery;
 import dev.gantry.admission.domain.Caller;
+import dev.gantry.admission.domain.JobPlacement;
 import dev.gantry.admission.domain.JobSpec;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.TaskGroupSpec;
@@ -17,7 +18,9 @@ import dev.gantry.contracts.grpc.v1.Job;
 import dev.gantry.contracts.grpc.v1.JobService;
 import dev.gantry.contracts.grpc.v1.ListJobsRequest;
 import dev.gantry.contracts.grpc.v1.ListJobsResponse;
+import dev.gantry.contracts.grpc.v1.Placement;
 import dev.gantry.contracts.grpc.v1.SubmitJobRequest;
+import dev.gantry.contracts.grpc.v1.TaskPlacement;
 import dev.gantry.contracts.jobs.JobQueued.Network;
 import dev.gantry.contracts.jobs.JobQueued.Toleration;
 import io.quarkus.grpc.GrpcService;
@@ -151,12 +154,30 @@ public class JobGrpcService implements JobService {
     }
 
     static Job toProto(JobEntity job) {
-        return Job.newBuilder()
+        Job.Builder proto = Job.newBuilder()
                 .setId(job.id.toString()).setName(job.name).setQueue(job.queue).setTeam(job.team).setOwner(job.owner)
                 .setPriorityClass(job.priorityClass == null ? "" : job.priorityClass).setPriority(job.priority)
                 .setTotalGpus(job.totalGpus).setState(job.state.name())
                 .setPendingReason(job.pendingReason == null ? "" : job.pendingReason)
                 .setSubmittedAt(job.submittedAt.toString()).setUpdatedAt(job.updatedAt.toString())
-                .build();
+                .setAttempts(job.attempts);
+        if (job.exitCode != null) {
+            proto.setExitCode(job.exitCode);
+        }
+        JobPlacement placement = JobPlacement.fromJson(job.placement);
+        if (placement != null) {
+            Placement.Builder where = Placement.newBuilder().setAttempt(placement.attempt())
+                    .setBoundAt(placement.boundAt() == null ? "" : placement.boundAt().toString())
+                    .setNodeList(placement.nodeList());
+            for (JobPlacement.Task t : placement.tasks()) {
+                TaskPlacement.Builder task = TaskPlacement.newBuilder().setTask(t.task()).setNode(t.node()).addAllGpus(t.gpus());
+                if (t.gpuMilli() != null) {
+                    task.setGpuMilli(t.gpuMilli());
+                }
+                where.addTasks(task);
+            }
+            proto.setPlacement(where);
+        }
+        return proto.build();
     }
 }

@@ -2,6 +2,7 @@ package dev.gantry.admission.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gantry.admission.PodGangAdmission;
+import dev.gantry.admission.domain.JobPlacement;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.PlacementReport;
 import dev.gantry.admission.persistence.JobHistoryEntry;
@@ -94,6 +95,10 @@ public class PlacementEventsConsumer {
                     EventEnvelope<PlacementBound> bound = EventCodec.decode(event, PlacementBound.class);
                     yield applyInOrder(bound, bound.payload().jobId(), PlacementReport.BOUND, null, job -> {
                         queueWait.record(Duration.between(job.submittedAt, bound.payload().boundAt()).abs());
+                        // a new attempt: where it runs now; the last attempt's exit code is no longer this one's
+                        job.attempts++;
+                        job.placement = JobPlacement.of(job.attempts, bound.payload()).toJson();
+                        job.exitCode = null;
                         return null;
                     });
                 }
@@ -120,7 +125,13 @@ public class PlacementEventsConsumer {
 
     private Uni<Void> released(JsonNode event, PlacementReport report, Function<String, String> reasonShown) {
         EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
-        return applyInOrder(released, released.payload().jobId(), report, reasonShown.apply(released.payload().reason()), null);
+        Integer exitCode = released.payload().exitCode();
+        // the placement stays as the record of where the job ran; an exit code, when reported, says how it ended
+        return applyInOrder(released, released.payload().jobId(), report, reasonShown.apply(released.payload().reason()),
+                exitCode == null ? null : job -> {
+                    job.exitCode = exitCode;
+                    return null;
+                });
     }
 
     /**

@@ -63,6 +63,18 @@ public class JobEntity extends PanacheEntityBase {
     @Column(name = "placement_sequence", nullable = false)
     public long placementSequence;
 
+    /** How many times placement bound the job (each {@code placements.bound} applied adds one). */
+    @Column(nullable = false)
+    public int attempts;
+
+    /** The last placement ({@link dev.gantry.admission.domain.JobPlacement} as JSON); null: never placed. */
+    @Column(columnDefinition = "text")
+    public String placement;
+
+    /** The exit code placement reported when the job ended; null: none reported (or bound again since). */
+    @Column(name = "exit_code")
+    public Integer exitCode;
+
     @Version
     public long version;
 }

@@ -292,6 +292,38 @@ class ConsoleTest {
     }
 
     @Test
+    void jobsPageShowsWhereAJobRanFromItsOwnPlacementWithItsAttemptAndExitCode() {
+        String alice = token("alice", "vision");
+        String running = submit(alice, "view-running", 1, 2);
+        String failed = submit(alice, "view-failed", 1, 1);
+        String requeued = submit(alice, "view-requeued", 1, 1);
+        ConsoleServicesStub.allocations = "[]"; // placement knows nothing of them: the job's own placement says where
+        db.execute("update job set state = 'RUNNING', attempts = 2, placement = ? where id = ?::uuid",
+                "{\"attempt\": 2, \"boundAt\": \"2030-01-01T00:00:00Z\", \"tasks\": [{\"task\": \"worker-0\", \"node\": \"dgx-02\", "
+                        + "\"gpus\": [3, 4], \"gpuMilli\": null}]}", running);
+        db.execute("update job set state = 'FAILED', attempts = 1, exit_code = 3, pending_reason = ?, placement = ? where id = ?::uuid",
+                "task worker-0 on node dgx-01 exited with code 3",
+                "{\"attempt\": 1, \"boundAt\": \"2030-01-01T00:00:00Z\", \"tasks\": [{\"task\": \"worker-0\", \"node\": \"dgx-01\", "
+                        + "\"gpus\": [5], \"gpuMilli\": null}]}", failed);
+        db.execute("update job set state = 'QUEUED', attempts = 1, pending_reason = 'requeued: node dgx-01 lost', placement = ? where id = ?::uuid",
+                "{\"attempt\": 1, \"boundAt\": \"2030-01-01T00:00:00Z\", \"tasks\": [{\"task\": \"worker-0\", \"node\": \"dgx-01\", "
+                        + "\"gpus\": [6], \"gpuMilli\": null}]}", requeued);
+
+        String html = page("/jobs?scope=mine", alice);
+        assertThat(row(html, running)).contains("<td class=\"placement\">dgx-02: GPU 3, 4 (attempt 2)</td>");
+        assertThat(row(html, failed)).contains("<td class=\"placement\">ran on dgx-01: GPU 5</td>")
+                .contains("exit code 3: task worker-0 on node dgx-01 exited with code 3");
+        assertThat(row(html, requeued)).contains("<td class=\"placement\"></td>").contains("requeued: node dgx-01 lost");
+    }
+
+    /** The markup of one job's row of the jobs page. */
+    private static String row(String html, String job) {
+        int start = html.indexOf("<tr data-job=\"" + job + "\"");
+        assertThat(start).as("row of " + job).isNotNegative();
+        return html.substring(start, html.indexOf("</tr>", start));
+    }
+
+    @Test
     void liveStreamSendsAFingerprintAndANewOneWhenAJobChanges() throws Exception {
         String alice = token("alice", "vision");
         HttpClient http = HttpClient.newHttpClient();

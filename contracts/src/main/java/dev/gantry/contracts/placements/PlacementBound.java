@@ -1,6 +1,8 @@
 package dev.gantry.contracts.placements;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -9,7 +11,35 @@ import java.util.UUID;
  *
  * @param gpuModel the model of the GPUs it holds; null when none or mixed
  * @param owner    the submitting user (null if unknown)
+ * @param tasks    where each task of the gang was bound (node, GPU indices); empty in events of
+ *                 producers older than this field
  */
 public record PlacementBound(UUID jobId, String queue, String owner, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
-        Instant boundAt) {
+        Instant boundAt, List<BoundTask> tasks) {
+
+    @JsonCreator
+    public PlacementBound {
+        tasks = tasks == null ? List.of() : List.copyOf(tasks);
+    }
+
+    /** Without the tasks (what producers sent before {@code tasks} existed). */
+    public PlacementBound(UUID jobId, String queue, String owner, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
+            Instant boundAt) {
+        this(jobId, queue, owner, gpus, gpuModel, cpuMillis, memoryMiB, boundAt, List.of());
+    }
+
+    /**
+     * One task of the bound gang.
+     *
+     * @param task     the task's name, {@code <task group>-<replica index>}
+     * @param node     the node it was bound to
+     * @param gpus     the indices of its GPUs on that node (empty: none)
+     * @param gpuMilli thousandths of each GPU it shares, null when it holds its GPUs whole
+     */
+    public record BoundTask(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+        @JsonCreator
+        public BoundTask {
+            gpus = gpus == null ? List.of() : List.copyOf(gpus);
+        }
+    }
 }

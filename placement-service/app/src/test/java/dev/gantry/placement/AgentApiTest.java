@@ -227,6 +227,8 @@ class AgentApiTest {
         report(gang.nodeB(), report(gang.jobId(), attempt, taskB, "EXITED", 0, "done")).then().statusCode(200)
                 .body("applied", equalTo(true)).body("outcome", equalTo("job completed"));
         assertThat(outbox(Subjects.PLACEMENTS_COMPLETED, gang.jobId())).isEqualTo(1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_COMPLETED,
+                gang.jobId().toString())).as("every task exited 0").contains("\"exitCode\":0");
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", gang.jobId().toString())).isZero();
         assertThat(assignments(gang.nodeA()).getList("assignments")).isEmpty();
 
@@ -249,7 +251,7 @@ class AgentApiTest {
         assertThat(outbox(Subjects.PLACEMENTS_FAILED, gang.jobId())).isEqualTo(1);
         String event = db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
                 gang.jobId().toString());
-        assertThat(event).contains("exited with code 3").contains("Traceback: boom").contains(taskA);
+        assertThat(event).contains("exited with code 3").contains("Traceback: boom").contains(taskA).contains("\"exitCode\":3");
         assertThat(assignments(gang.nodeB()).getList("assignments")).as("the sibling's agent stops it").isEmpty();
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", gang.jobId().toString())).isZero();
         assertThat(db.queryLong("select count(*) from ended_job where job_id = ?::uuid", gang.jobId().toString())).isEqualTo(1);

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.placements.PlacementBound;
 import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
@@ -112,6 +114,13 @@ class WindowLoopTest {
         assertThat(outbox(Subjects.PLACEMENTS_BOUND, jobId)).isEqualTo(1);
         assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
                 Subjects.PLACEMENTS_BOUND, id)).contains("\"gpus\":8").contains(MODEL);
+        PlacementBound bound = EventCodec.decode(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_BOUND, id), PlacementBound.class).payload();
+        assertThat(bound.tasks()).as("each task's node and GPUs, as allocated").hasSize(2);
+        for (PlacementBound.BoundTask t : bound.tasks()) {
+            assertThat(String.join(",", t.gpus().stream().map(String::valueOf).toList())).isEqualTo(db.queryString(
+                    "select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid and task = ? and node = ?", id, t.task(), t.node()));
+        }
 
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", id)).isZero();

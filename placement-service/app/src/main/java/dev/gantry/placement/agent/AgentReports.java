@@ -109,7 +109,7 @@ public class AgentReports {
         if (exitCode != 0) {
             String reason = "task " + task.task + " on node " + task.node + " exited with code " + exitCode
                     + (logTail == null || logTail.isBlank() ? "" : "; last lines of its log:\n" + tail(logTail));
-            return stored.chain(() -> executor.release(job.jobId, Subjects.PLACEMENTS_FAILED, reason))
+            return stored.chain(() -> executor.release(job.jobId, Subjects.PLACEMENTS_FAILED, reason, exitCode))
                     .replaceWith(new Outcome(true, "job failed"));
         }
         return stored.chain(() -> Panache.getSession()).chain(session -> session.flush())
@@ -126,7 +126,7 @@ public class AgentReports {
                             if (!all) {
                                 return Uni.createFrom().item(new Outcome(true, "exited; waiting for the other tasks"));
                             }
-                            return executor.release(job.jobId, "completed").replaceWith(new Outcome(true, "job completed"));
+                            return executor.release(job.jobId, Subjects.PLACEMENTS_COMPLETED, "completed", 0).replaceWith(new Outcome(true, "job completed"));
                         }));
     }
 

@@ -146,6 +146,7 @@ public class PlanRecorder {
         long memory = 0;
         int gpus = 0;
         Set<String> models = new HashSet<>();
+        List<PlacementBound.BoundTask> boundTasks = new ArrayList<>();
         for (TaskPlacement t : placement.tasks()) {
             JobQueued.TaskGroup group = groupOf(spec, t.task());
             Allocation a = new Allocation();
@@ -159,6 +160,7 @@ public class PlanRecorder {
             a.memoryMiB = group == null ? 0 : group.memoryMiB();
             rows.add(a);
             tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+            boundTasks.add(new PlacementBound.BoundTask(t.task(), t.node(), t.gpus(), t.gpuMilli()));
             cpu += a.cpuMillis;
             memory += a.memoryMiB;
             gpus += t.gpus().size();
@@ -175,7 +177,7 @@ public class PlanRecorder {
         running.boundAt = now;
         running.dueAt = executor.dueAt(now, spec);
         PlacementBound bound = new PlacementBound(pending.jobId, spec.queue(), spec.owner(), gpus,
-                models.size() == 1 ? models.iterator().next() : null, cpu, memory, now);
+                models.size() == 1 ? models.iterator().next() : null, cpu, memory, now, boundTasks);
         if (preemptedBefore && protection.isPositive()) {
             running.protectedUntil = now.plus(protection); // placed again after a preemption: runs undisturbed a while
         }

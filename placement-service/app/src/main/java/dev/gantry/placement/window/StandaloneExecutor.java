@@ -105,6 +105,11 @@ public class StandaloneExecutor {
      * the pods gantry created for it. Call inside a transaction; false when the job is not running.
      */
     public Uni<Boolean> release(UUID jobId, String subject, String reason) {
+        return release(jobId, subject, reason, null);
+    }
+
+    /** As {@link #release(UUID, String, String)}, the event carrying the exit code its processes reported (null: none). */
+    public Uni<Boolean> release(UUID jobId, String subject, String reason, Integer exitCode) {
         return RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
             if (job == null) {
                 return Uni.createFrom().item(false);
@@ -118,7 +123,7 @@ public class StandaloneExecutor {
                     .chain(() -> JobPreemption.deleteById(jobId))
                     .chain(() -> ClusterGang.deleteById(jobId))
                     .chain(() -> EndedJob.record(jobId, subject))
-                    .chain(() -> outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, queue, reason, Instant.now())))
+                    .chain(() -> outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, queue, reason, Instant.now(), exitCode)))
                     .invoke(() -> LOG.infof("job %s released its GPUs (%s: %s)", jobId, subject, reason))
                     .replaceWith(true);
         });
