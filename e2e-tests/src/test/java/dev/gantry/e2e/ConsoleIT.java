@@ -106,7 +106,9 @@ class ConsoleIT {
         assertThat(browser.getCurrentUrl()).endsWith("/login");
         browser.findElement(By.id("token")).sendKeys("not-a-token");
         browser.findElement(By.id("login")).click();
-        assertThat(browser.findElement(By.id("login-error")).getText()).contains("not accepted");
+        // the form posts and the page comes back with the error: waited for, as the login below is
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptions().untilAsserted(() ->
+                assertThat(browser.findElement(By.id("login-error")).getText()).contains("not accepted"));
         screenshot("login");
 
         browser.findElement(By.id("token")).sendKeys(RunningGantry.token("alice", "vision"));
