@@ -41,7 +41,9 @@ public final class SimulateCommand {
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
             + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
-            + "       simulate make-cluster openb --nodes-csv FILE --out FILE";
+            + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
+            + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
+            + "[--seeds 42,...,51] [--time-limit 100ms] [--gpu-speeds none] [--batch 64] [--out DIR]";
 
     private SimulateCommand() {
     }
@@ -61,6 +63,9 @@ public final class SimulateCommand {
             }
             if (args.length > 0 && args[0].equals("make-cluster")) {
                 return makeCluster(args, out, err);
+            }
+            if (args.length > 0 && args[0].equals("fgd-table")) {
+                return FgdTableCommand.run(args, out, err);
             }
             return simulate(args, out, err);
         } catch (UsageException | TraceFormatException e) {
@@ -255,7 +260,7 @@ public final class SimulateCommand {
         }
     }
 
-    private static Path existing(String p, String option) {
+    static Path existing(String p, String option) {
         Path path = Path.of(p);
         if (!Files.isRegularFile(path)) {
             throw new UsageException(option + ": no such file " + p);
@@ -263,7 +268,7 @@ public final class SimulateCommand {
         return path;
     }
 
-    private static Duration duration(String text, String option) {
+    static Duration duration(String text, String option) {
         try {
             return SolverProfile.parseDuration(text);
         } catch (IllegalArgumentException e) {
@@ -279,7 +284,7 @@ public final class SimulateCommand {
         }
     }
 
-    private static int positiveInt(String text, String option) {
+    static int positiveInt(String text, String option) {
         try {
             int v = Integer.parseInt(text.trim());
             if (v > 0) {
