@@ -88,6 +88,33 @@ class KubernetesInformerTest {
         assertThat(Nodes.events(db, "nodes.removed", "k8s-dgx-01")).isEqualTo(1);
     }
 
+    /** The GPU driver's ResourceSlices describe the node while they exist; without them its device-plugin labels do. */
+    @Test
+    void aNodeIsDescribedFromItsDriversResourceSlices() {
+        KubernetesClient client = server.getClient();
+        Node node = KubernetesNodeMapperTest.dgxA100("k8s-dra-01");
+        node.getMetadata().getLabels().remove("nvidia.com/gpu.product");
+        node.getMetadata().getLabels().put("nvidia.com/gpu.count", "2");
+        client.nodes().resource(node).create();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dra-01").then()
+                .statusCode(200).body("gpus", equalTo(2)));
+
+        client.resources(io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice.class)
+                .resource(dev.gantry.inventory.kubernetes.NvidiaDraSlices.h100Node("k8s-dra-01", false)).create();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dra-01").then()
+                .body("gpus", equalTo(8))
+                .body("gpuModel", equalTo("NVIDIA-H100-80GB-HBM3"))
+                .body("gpuMemoryMiB", equalTo(81920))
+                .body("gpuSharing", equalTo(true))
+                .body("nvlinkIslands.size()", equalTo(1)));
+
+        client.resources(io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice.class)
+                .withName("k8s-dra-01-gpu.nvidia.com-g1").delete();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dra-01").then()
+                .body("gpus", equalTo(2))
+                .body("gpuSharing", equalTo(false)));
+    }
+
     @Test
     void aNodeWithABadAnnotationIsSkippedAndOthersStillFlow() {
         KubernetesClient client = server.getClient();
