@@ -94,10 +94,10 @@ class KubernetesInformerTest {
         KubernetesClient client = server.getClient();
         Node node = KubernetesNodeMapperTest.dgxA100("k8s-dra-01");
         node.getMetadata().getLabels().remove("nvidia.com/gpu.product");
-        node.getMetadata().getLabels().put("nvidia.com/gpu.count", "2");
+        node.getMetadata().getLabels().remove("nvidia.com/gpu.memory");
         client.nodes().resource(node).create();
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dra-01").then()
-                .statusCode(200).body("gpus", equalTo(2)));
+                .statusCode(200).body("gpus", equalTo(8)).body("gpuModel", org.hamcrest.Matchers.nullValue()));
 
         client.resources(io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice.class)
                 .resource(dev.gantry.inventory.kubernetes.NvidiaDraSlices.h100Node("k8s-dra-01", false)).create();
@@ -106,12 +106,12 @@ class KubernetesInformerTest {
                 .body("gpuModel", equalTo("NVIDIA-H100-80GB-HBM3"))
                 .body("gpuMemoryMiB", equalTo(81920))
                 .body("gpuSharing", equalTo(true))
-                .body("nvlinkIslands.size()", equalTo(1)));
+                .body("numaNodes.size()", equalTo(2)));
 
         client.resources(io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice.class)
                 .withName("k8s-dra-01-gpu.nvidia.com-g1").delete();
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/k8s-dra-01").then()
-                .body("gpus", equalTo(2))
+                .body("gpuModel", org.hamcrest.Matchers.nullValue())
                 .body("gpuSharing", equalTo(false)));
     }
 
