@@ -271,8 +271,9 @@ class DraBinderTest {
             String claimName = "gantry-shared-" + NODE + "-gpu" + gpu;
             assertThat(pod.getSpec().getResourceClaims()).singleElement()
                     .satisfies(c -> assertThat(c.getResourceClaimName()).isEqualTo(claimName));
-            assertThat(pod.getMetadata().getAnnotations()).doesNotContainKey(KubernetesActuator.ANNOTATION_GPU_MILLI)
-                    .as("no gantry.dev/gpu-milli resource either");
+            assertThat(pod.getSpec().getContainers().getFirst().getResources().getLimits())
+                    .as("the GPU comes through the claim, no resource a node would have to advertise")
+                    .doesNotContainKeys("nvidia.com/gpu", KubernetesActuator.ANNOTATION_GPU_MILLI);
             ResourceClaim claim = claim(claimName);
             assertThat(claim.getSpec().getDevices().getConfig()).singleElement().satisfies(c -> {
                 assertThat(c.getOpaque().getDriver()).isEqualTo("gpu.nvidia.com");
