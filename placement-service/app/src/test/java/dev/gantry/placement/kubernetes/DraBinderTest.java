@@ -94,6 +94,9 @@ class DraBinderTest {
     @Inject
     PodSigningKey signingKey;
 
+    @Inject
+    KubernetesActuator actuator;
+
     private KubernetesClient driver;
     private final List<UUID> started = new ArrayList<>();
 
@@ -360,6 +363,31 @@ class DraBinderTest {
         watcher.sweepSoon();
         await().atMost(Duration.ofSeconds(20)).until(() -> claim(podName + "-gpus") == null);
         assertThat(bound(podName)).isFalse();
+    }
+
+    @Test
+    void aLaunchThatFailsAfterAllocatingAClaimReleasesItWithItsPods() throws Exception {
+        othersClaim("their-gpu-6", NvidiaDraSlices.deviceOf(6));
+        await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(6)));
+        UUID jobId = UUID.randomUUID();
+        JobQueued job = spec(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 100, 100, "trainer:7", null)));
+        // as a stale plan would have it: the second task on GPUs of which someone else holds one
+        ClusterActuator.Gang gang = new ClusterActuator.Gang(new ClusterActuator.GangRef(jobId, NS, jobId.toString(), false), job,
+                List.of(new ClusterActuator.TaskBinding("worker-0", NODE, List.of(0, 1, 2, 3), null),
+                        new ClusterActuator.TaskBinding("worker-1", NODE, List.of(4, 5, 6, 7), null)),
+                Map.of(), 1);
+        String first = KubernetesActuator.podName(jobId, job.name(), "worker-0", 1);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> actuator.launch(gang))
+                .isInstanceOf(dev.gantry.placement.cluster.ClusterActionException.class)
+                .hasMessageContaining("allocated to claim team-x/their-gpu-6");
+        assertThat(requests().stream().map(r -> r.getMethod() + " " + r.getPath()))
+                .as("the first task's claim was allocated before the second failed")
+                .contains("PUT /apis/resource.k8s.io/v1/namespaces/" + NS + "/resourceclaims/" + first + "-gpus/status");
+        assertThat(podsOf(jobId)).as("the gang's pods are rolled back").allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNotNull());
+        assertThat(claim(first + "-gpus")).as("and the claim allocated for one of them released").isNull();
+        assertThat(driver.resources(ResourceClaim.class).inNamespace("team-x").withName("their-gpu-6").get().getStatus().getAllocation())
+                .as("someone else's claim is left alone").isNotNull();
     }
 
     /** A pod as the actuator makes it in DRA mode, unbound. */
