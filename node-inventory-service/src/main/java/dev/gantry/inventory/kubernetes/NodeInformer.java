@@ -18,6 +18,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -40,6 +43,8 @@ import org.jboss.logging.Logger;
 public class NodeInformer {
 
     private static final Logger LOG = Logger.getLogger(NodeInformer.class);
+    /** How long the start waits for the first list of ResourceSlices. */
+    private static final Duration SLICES_START = Duration.ofSeconds(30);
 
     private final boolean enabled;
     private final Duration resync;
@@ -100,28 +105,39 @@ public class NodeInformer {
 
     /** The driver's slices, listed and watched (cluster-scoped: {@code list,watch} on {@code resource.k8s.io/resourceslices}). */
     private void startSlices() {
+        SharedIndexInformer<ResourceSlice> informing = client.get().resources(ResourceSlice.class).runnableInformer(resync.toMillis());
+        informing.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(ResourceSlice slice) {
+                describeAgain(slice);
+            }
+
+            @Override
+            public void onUpdate(ResourceSlice before, ResourceSlice slice) {
+                describeAgain(slice);
+            }
+
+            @Override
+            public void onDelete(ResourceSlice slice, boolean deletedFinalStateUnknown) {
+                describeAgain(slice);
+            }
+        });
+        // a cluster without the API (before Kubernetes 1.34, or DRA off) must not hold up the start: wait a while, then go on
         try {
-            slices = client.get().resources(ResourceSlice.class).inform(new ResourceEventHandler<>() {
-                @Override
-                public void onAdd(ResourceSlice slice) {
-                    describeAgain(slice);
-                }
-
-                @Override
-                public void onUpdate(ResourceSlice before, ResourceSlice slice) {
-                    describeAgain(slice);
-                }
-
-                @Override
-                public void onDelete(ResourceSlice slice, boolean deletedFinalStateUnknown) {
-                    describeAgain(slice);
-                }
-            }, resync.toMillis());
+            informing.start().toCompletableFuture().get(SLICES_START.toMillis(), TimeUnit.MILLISECONDS);
+            slices = informing;
             LOG.infof("watching ResourceSlices of driver %s", driver);
-        } catch (RuntimeException e) {
+        } catch (TimeoutException e) {
+            slices = informing; // still listing: nodes are described again as its slices arrive
+            LOG.warnf("ResourceSlices not listed within %s; nodes are described from their labels until they are", SLICES_START);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            informing.stop();
+        } catch (ExecutionException | RuntimeException e) {
+            informing.stop();
             slices = null;
             LOG.warnf("ResourceSlices not readable (no resource.k8s.io/v1 API, or no right to list them): nodes are described "
-                    + "from their device-plugin labels only: %s", e.toString());
+                    + "from their device-plugin labels only: %s", e.getCause() == null ? e.toString() : e.getCause().toString());
         }
     }
 
