@@ -37,7 +37,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RbacTest {
 
     /** "group/resource verb", the unit of a permission ("group/resource verb name" when a rule names its objects); "" is the core group. */
-    private static final Set<String> INVENTORY_FALLBACK = permissions("", List.of("nodes"), List.of("get", "list", "watch"));
+    private static final Set<String> INVENTORY_FALLBACK = union(
+            permissions("", List.of("nodes"), List.of("get", "list", "watch")),
+            permissions("resource.k8s.io", List.of("resourceslices"), List.of("list", "watch")));
 
     private static final Set<String> PLACEMENT_FALLBACK = union(
             permissions("", List.of("pods"), List.of("get", "list", "watch", "create", "delete")),
@@ -45,7 +47,11 @@ class RbacTest {
             permissions("", List.of("pods/eviction"), List.of("create")),
             permissions("coordination.k8s.io", List.of("leases"), List.of("create")),
             permissions("coordination.k8s.io", List.of("leases"), List.of("get", "patch"), List.of("placement-service-leader")),
-            permissions("", List.of("events"), List.of("create")));
+            permissions("", List.of("events"), List.of("create")),
+            permissions("resource.k8s.io", List.of("resourceclaims"), List.of("get", "create", "update", "delete", "list", "watch")),
+            permissions("resource.k8s.io", List.of("resourceclaims/status"), List.of("update")),
+            permissions("resource.k8s.io", List.of("resourceslices"), List.of("list", "watch")),
+            permissions("resource.k8s.io", List.of("deviceclasses"), List.of("get")));
 
     private static final Pattern RULE_KEY = Pattern.compile(
             "quarkus\\.kubernetes\\.rbac\\.(?:roles|cluster-roles)\\.([^.]+)\\.policy-rules\\.(\\d+)\\.(api-groups|resources|resource-names|verbs)");
@@ -67,6 +73,20 @@ class RbacTest {
         assertThat(placement).contains("coordination.k8s.io/leases get placement-service-leader",
                 "coordination.k8s.io/leases patch placement-service-leader", "coordination.k8s.io/leases create");
         assertThat(placement).doesNotContain("coordination.k8s.io/leases get", "coordination.k8s.io/leases patch");
+    }
+
+    /** DRA: placement writes claims (and their allocation) only in its own namespace; cluster-wide it only reads devices and claims. */
+    @ParameterizedTest
+    @ValueSource(strings = {"base", "overlays/dev", "overlays/prod"})
+    void placement_writes_resource_claims_only_in_its_namespace(String dir) {
+        Set<String> clusterWide = new TreeSet<>();
+        Manifests.all(dir, ClusterRoleBinding.class).stream()
+                .filter(b -> b.getSubjects().stream().anyMatch(s -> "placement-service".equals(s.getName())))
+                .forEach(b -> Manifests.all(dir, ClusterRole.class).stream().filter(r -> r.getMetadata().getName().equals(b.getRoleRef().getName()))
+                        .forEach(r -> r.getRules().forEach(rule -> clusterWide.addAll(rule.getVerbs()))));
+        assertThat(clusterWide).containsExactlyInAnyOrder("get", "list", "watch");
+        assertThat(granted(dir).get("placement-service")).contains("resource.k8s.io/resourceclaims/status update",
+                "resource.k8s.io/resourceslices list", "resource.k8s.io/deviceclasses get");
     }
 
     @ParameterizedTest

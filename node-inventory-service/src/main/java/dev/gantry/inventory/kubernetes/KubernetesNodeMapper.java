@@ -27,6 +27,12 @@ import java.util.TreeMap;
  *     {@link GpuGroups}: {@code "0-3;4-7"}), {@code gantry.dev/ib-fabric}, {@code gantry.dev/ib-hcas},
  *     {@code gantry.dev/spine}, {@code gantry.dev/leaf}.
  * </ul>
+ * When the GPU driver publishes the node's devices in {@code ResourceSlice}s ({@link DriverDevices}, Dynamic
+ * Resource Allocation), they win over the device plugin's labels and allocatable: GPUs are the driver's GPU
+ * devices (indices 0..n-1), the model its {@code productName} (unless GFD's label names it), memory per GPU
+ * its smallest {@code memory} capacity, NUMA groups its {@code numa} attributes where every GPU has one (else
+ * the annotation), MIG profiles its MIG devices, and the GPUs can be shared (the driver shares a GPU through
+ * a claim's configuration). NVLink islands stay the annotation's: the driver publishes no NVLink attribute.
  * An annotation that does not parse throws {@link IllegalArgumentException} naming it.
  */
 public final class KubernetesNodeMapper {
@@ -51,6 +57,39 @@ public final class KubernetesNodeMapper {
     }
 
     public static NodeInfo map(Node node) {
+        return map(node, DriverDevices.NONE);
+    }
+
+    /** The node as {@link #map(Node)} reads it, with the driver's devices (if any) in place of the device plugin's view. */
+    public static NodeInfo map(Node node, DriverDevices devices) {
+        NodeInfo plugin = mapFromLabels(node);
+        if (devices.gpus().isEmpty()) {
+            return plugin;
+        }
+        List<DriverDevices.Gpu> gpus = devices.gpus();
+        for (int i = 0; i < gpus.size(); i++) {
+            if (gpus.get(i).index() != i) {
+                throw new IllegalArgumentException("ResourceSlices of " + plugin.name() + ": GPU indices are not 0.." + (gpus.size() - 1)
+                        + " (device " + gpus.get(i).device() + " has index " + gpus.get(i).index() + ")");
+            }
+        }
+        String model = plugin.labels().containsKey(GPU_PRODUCT) ? plugin.gpuModel()
+                : gpus.get(0).productName() == null ? null : gpus.get(0).productName().trim().replace(' ', '-'); // GFD's spelling
+        long memory = gpus.stream().mapToLong(DriverDevices.Gpu::memoryMiB).filter(m -> m > 0).min().orElse(plugin.gpuMemoryMiB());
+        List<List<Integer>> numa = plugin.numaNodes();
+        if (gpus.stream().allMatch(g -> g.numa() != null)) {
+            Map<Integer, List<Integer>> byNuma = new TreeMap<>();
+            gpus.forEach(g -> byNuma.computeIfAbsent(g.numa(), k -> new java.util.ArrayList<>()).add(g.index()));
+            numa = List.copyOf(byNuma.values());
+        }
+        NodeInfo.Mig mig = devices.migs().isEmpty() ? plugin.mig()
+                : new NodeInfo.Mig(plugin.labels().getOrDefault(MIG_STRATEGY, "mixed"), devices.migProfiles());
+        return new NodeInfo(plugin.name(), model, gpus.size(), plugin.nvlinkIslands(), numa, true,
+                plugin.cpuMillis(), plugin.memoryMiB(), plugin.topology(), plugin.ibFabric(), plugin.labels(), plugin.taints(),
+                plugin.schedulable(), plugin.health(), memory, mig, plugin.ibHcas(), false, plugin.lastHeartbeat());
+    }
+
+    private static NodeInfo mapFromLabels(Node node) {
         String name = node.getMetadata().getName();
         Map<String, String> labels = node.getMetadata().getLabels() == null ? Map.of() : new TreeMap<>(node.getMetadata().getLabels());
         Map<String, String> annotations = node.getMetadata().getAnnotations() == null ? Map.of() : node.getMetadata().getAnnotations();

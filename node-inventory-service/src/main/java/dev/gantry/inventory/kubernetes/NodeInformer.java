@@ -5,6 +5,7 @@ import dev.gantry.inventory.NodeRegistry;
 import dev.gantry.inventory.domain.NodeSource;
 import dev.gantry.kit.problem.InvalidRequestException;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -17,6 +18,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -28,11 +32,19 @@ import org.jboss.logging.Logger;
  * {@code gantry.inventory.kubernetes.enabled} is true: otherwise the client bean is never created
  * and nothing connects. A Node that does not map (a bad annotation, an invalid count) is logged,
  * counted ({@code gantry_inventory_kubernetes_rejected_total}) and skipped.
+ *
+ * <p>With {@code gantry.inventory.kubernetes.dra.enabled} (the default) a second informer follows the
+ * {@code ResourceSlice}s of the GPU driver {@code gantry.inventory.kubernetes.dra.driver}: a node the driver
+ * publishes devices for is described from them ({@link DriverDevices}, {@link KubernetesNodeMapper#map(Node, DriverDevices)}),
+ * one without slices from its device-plugin labels as before. A slice change describes its node again. A
+ * cluster without the {@code resource.k8s.io/v1} API logs a warning and keeps to the labels.
  */
 @ApplicationScoped
 public class NodeInformer {
 
     private static final Logger LOG = Logger.getLogger(NodeInformer.class);
+    /** How long the start waits for the first list of ResourceSlices. */
+    private static final Duration SLICES_START = Duration.ofSeconds(30);
 
     private final boolean enabled;
     private final Duration resync;
@@ -40,11 +52,18 @@ public class NodeInformer {
     private final NodeRegistry registry;
     private final Counter rejected;
     private volatile SharedIndexInformer<Node> informer;
+    private final boolean dra;
+    private final String driver;
+    private volatile SharedIndexInformer<ResourceSlice> slices;
 
     public NodeInformer(@ConfigProperty(name = "gantry.inventory.kubernetes.enabled") boolean enabled,
             @ConfigProperty(name = "gantry.inventory.kubernetes.resync") Duration resync,
+            @ConfigProperty(name = "gantry.inventory.kubernetes.dra.enabled", defaultValue = "true") boolean dra,
+            @ConfigProperty(name = "gantry.inventory.kubernetes.dra.driver", defaultValue = "gpu.nvidia.com") String driver,
             Instance<KubernetesClient> client, NodeRegistry registry, MeterRegistry meters) {
         this.enabled = enabled;
+        this.dra = dra;
+        this.driver = driver;
         this.resync = resync;
         this.client = client;
         this.registry = registry;
@@ -55,6 +74,9 @@ public class NodeInformer {
         if (!enabled) {
             LOG.debug("Kubernetes node source disabled (gantry.inventory.kubernetes.enabled=false)");
             return;
+        }
+        if (dra) {
+            startSlices(); // first: a node seen next is described from its slices at once
         }
         informer = client.get().nodes().inform(new ResourceEventHandler<>() {
             @Override
@@ -81,6 +103,62 @@ public class NodeInformer {
         LOG.infof("watching Kubernetes Nodes (resync %s)", resync);
     }
 
+    /** The driver's slices, listed and watched (cluster-scoped: {@code list,watch} on {@code resource.k8s.io/resourceslices}). */
+    private void startSlices() {
+        SharedIndexInformer<ResourceSlice> informing = client.get().resources(ResourceSlice.class).runnableInformer(resync.toMillis());
+        informing.addEventHandler(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(ResourceSlice slice) {
+                describeAgain(slice);
+            }
+
+            @Override
+            public void onUpdate(ResourceSlice before, ResourceSlice slice) {
+                describeAgain(slice);
+            }
+
+            @Override
+            public void onDelete(ResourceSlice slice, boolean deletedFinalStateUnknown) {
+                describeAgain(slice);
+            }
+        });
+        // a cluster without the API (before Kubernetes 1.34, or DRA off) must not hold up the start: wait a while, then go on
+        try {
+            informing.start().toCompletableFuture().get(SLICES_START.toMillis(), TimeUnit.MILLISECONDS);
+            slices = informing;
+            LOG.infof("watching ResourceSlices of driver %s", driver);
+        } catch (TimeoutException e) {
+            slices = informing; // still listing: nodes are described again as its slices arrive
+            LOG.warnf("ResourceSlices not listed within %s; nodes are described from their labels until they are", SLICES_START);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            informing.stop();
+        } catch (ExecutionException | RuntimeException e) {
+            informing.stop();
+            slices = null;
+            LOG.warnf("ResourceSlices not readable (no resource.k8s.io/v1 API, or no right to list them): nodes are described "
+                    + "from their device-plugin labels only: %s", e.getCause() == null ? e.toString() : e.getCause().toString());
+        }
+    }
+
+    /** A slice of our driver changed: its node (if we know it) is described again. */
+    private void describeAgain(ResourceSlice slice) {
+        if (slice.getSpec() == null || !driver.equals(slice.getSpec().getDriver()) || slice.getSpec().getNodeName() == null) {
+            return;
+        }
+        SharedIndexInformer<Node> nodes = informer;
+        Node node = nodes == null ? null : nodes.getStore().getByKey(slice.getSpec().getNodeName());
+        if (node != null) {
+            upsert(node);
+        }
+    }
+
+    /** The devices the driver publishes for a node (none without the slice informer). */
+    private DriverDevices devicesOf(String node) {
+        SharedIndexInformer<ResourceSlice> s = slices;
+        return s == null ? DriverDevices.NONE : DriverDevices.of(driver, node, s.getStore().list());
+    }
+
     /** Whether the informer runs (false when the source is disabled: no client was created). */
     public boolean watching() {
         return informer != null;
@@ -89,6 +167,9 @@ public class NodeInformer {
     void stop(@Observes ShutdownEvent event) {
         if (informer != null) {
             informer.close();
+        }
+        if (slices != null) {
+            slices.close();
         }
     }
 
@@ -104,10 +185,10 @@ public class NodeInformer {
         }
     }
 
-    private void upsert(Node node) {
+    private synchronized void upsert(Node node) { // both informers describe nodes: one description at a time
         String name = node.getMetadata().getName();
         try {
-            NodeInfo described = KubernetesNodeMapper.map(node);
+            NodeInfo described = KubernetesNodeMapper.map(node, devicesOf(name));
             VertxContextSupport.subscribeAndAwait(() -> registry.upsert(described, NodeSource.KUBERNETES));
         } catch (InvalidRequestException e) {
             rejected.increment();

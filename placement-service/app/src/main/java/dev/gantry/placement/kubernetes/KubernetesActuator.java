@@ -40,7 +40,14 @@ import org.jboss.logging.Logger;
  * limits and their indices in {@code gantry.dev/gpu-indices}); users' pods exist already. Each
  * pod is bound to its node with a {@code Binding} (which also carries the GPU indices annotation
  * onto the pod). All or none: when one step fails after retries, the pods this call created (or
- * users' pods it bound) are deleted again. Transient API errors (connection, 429, 5xx) are
+ * users' pods it bound) are deleted again.
+ *
+ * <p>With Dynamic Resource Allocation on ({@link DeviceClaims#enabled()}) a pod of an API job asks for
+ * its GPUs through a ResourceClaim instead of {@code nvidia.com/gpu} limits, and each task goes
+ * pod (made, not bound) → claim (made, allocated to exactly the chosen devices, reserved for the pod)
+ * → Binding. The placement was recorded before any of it, so a crash anywhere in between leaves a
+ * placement the sweep launches again: the pod and the claim are found and reused, or, if that launch
+ * fails, deleted with the claims released, as on any rollback. Transient API errors (connection, 429, 5xx) are
  * retried with exponential backoff. Every call here blocks.
  */
 @ApplicationScoped
@@ -67,6 +74,7 @@ public class KubernetesActuator implements ClusterActuator {
 
     private final KubernetesClient client;
     private final PodSigningKey signingKey;
+    private final DeviceClaims claims;
     /** Queues whose pods an admin lets run without the restricted security context (e.g. as root). */
     private final Set<String> relaxedQueues;
     private final int attempts;
@@ -74,12 +82,13 @@ public class KubernetesActuator implements ClusterActuator {
     /** namespace/pod -> when gantry asked for its deletion (per replica, in memory only). */
     private final Map<String, Instant> deletedByGantry = new ConcurrentHashMap<>();
 
-    public KubernetesActuator(KubernetesClient client, PodSigningKey signingKey,
+    public KubernetesActuator(KubernetesClient client, PodSigningKey signingKey, DeviceClaims claims,
             @ConfigProperty(name = "gantry.placement.kubernetes.relaxed-queues") Optional<List<String>> relaxedQueues,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.attempts", defaultValue = "4") int attempts,
             @ConfigProperty(name = "gantry.placement.kubernetes.retry.backoff", defaultValue = "200ms") Duration backoff) {
         this.client = client;
         this.signingKey = signingKey;
+        this.claims = claims;
         this.relaxedQueues = Set.copyOf(relaxedQueues.orElse(List.of()));
         this.attempts = Math.max(1, attempts);
         this.backoff = backoff;
@@ -95,6 +104,7 @@ public class KubernetesActuator implements ClusterActuator {
         String ns = gang.ref().namespace();
         List<String> created = new ArrayList<>();
         List<String> boundUserPods = new ArrayList<>();
+        List<String> claimed = new ArrayList<>();
         try {
             for (TaskBinding task : gang.tasks()) {
                 String podName;
@@ -129,6 +139,10 @@ public class KubernetesActuator implements ClusterActuator {
                 }
                 String boundTo = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
                 if (boundTo == null) {
+                    if (claims.enabled() && !gang.ref().userPods() && !task.gpus().isEmpty()) {
+                        claimed.add(podName);
+                        claims.allocate(ns, pod, task, gang.ref().label(), gang.attempt());
+                    }
                     if (bind(ns, podName, task)) {
                         if (gang.ref().userPods()) {
                             boundUserPods.add(podName);
@@ -150,6 +164,11 @@ public class KubernetesActuator implements ClusterActuator {
                 } catch (RuntimeException cleanup) {
                     LOG.warnf("rolling back gang %s: pod %s not deleted: %s", gang.ref().label(), name, cleanup.toString());
                 }
+            }
+            try {
+                claims.release(ns, claimed); // none of these pods will run: their devices go back
+            } catch (RuntimeException cleanup) {
+                LOG.warnf("rolling back gang %s: claims not released (the sweep does it): %s", gang.ref().label(), cleanup.toString());
             }
             if (e instanceof ClusterActionException c) {
                 throw c;
@@ -226,11 +245,14 @@ public class KubernetesActuator implements ClusterActuator {
         if (gang.userPods()) {
             return;
         }
+        List<String> names = new ArrayList<>();
         for (Pod pod : pods(gang)) {
             String name = pod.getMetadata().getName();
             remember(gang.namespace(), name);
             retry("delete pod " + name, () -> client.pods().inNamespace(gang.namespace()).withName(name).delete());
+            names.add(name);
         }
+        claims.release(gang.namespace(), names);
     }
 
     /** Remembers a pod gantry is about to delete (before the call: the informer may report it gone before the call returns). */
@@ -294,7 +316,8 @@ public class KubernetesActuator implements ClusterActuator {
         }
         Map<String, Quantity> limits = new LinkedHashMap<>();
         Map<String, Quantity> requests = new LinkedHashMap<>();
-        if (task.gpuMilli() == null && !task.gpus().isEmpty()) {
+        boolean claim = claims.enabled() && !task.gpus().isEmpty();
+        if (!claim && task.gpuMilli() == null && !task.gpus().isEmpty()) {
             limits.put(GPU_RESOURCE, new Quantity(String.valueOf(task.gpus().size())));
         }
         if (group.cpuMillis() > 0) {
@@ -312,6 +335,9 @@ public class KubernetesActuator implements ClusterActuator {
         }
         ContainerBuilder container = new ContainerBuilder().withName(dns(group.name())).withImage(group.image())
                 .withNewResources().withLimits(limits).withRequests(requests).endResources();
+        if (claim) { // the driver gives the container exactly the claim's devices
+            container.editResources().addNewClaim().withName(DeviceClaims.REQUEST).endClaim().endResources();
+        }
         if (!relaxedQueues.contains(gang.spec().queue())) {
             // Pod Security "restricted": no root, no privilege escalation, no capabilities, the runtime's seccomp profile
             container.withNewSecurityContext().withRunAsNonRoot(true).withAllowPrivilegeEscalation(false)
@@ -335,6 +361,8 @@ public class KubernetesActuator implements ClusterActuator {
                 // a training job has no business with the Kubernetes API: no service-account token in its pods
                 .withAutomountServiceAccountToken(false)
                 .withContainers(container.build())
+                .withResourceClaims(claim ? List.of(new io.fabric8.kubernetes.api.model.PodResourceClaimBuilder()
+                        .withName(DeviceClaims.REQUEST).withResourceClaimName(DeviceClaims.claimName(podName, task)).build()) : List.of())
                 .endSpec()
                 .build();
     }

@@ -64,6 +64,8 @@ import org.jboss.logging.Logger;
  * On start, on gaining leadership, every resync interval and on {@link #sweepSoon()}, the leader
  * also sweeps: placements recorded but never launched are launched again ({@link Binder#relaunch()}),
  * and every running gang is looked at (pods deleted while no replica watched are noticed then).
+ * With DRA, after a sweep and whenever pods changed, the claims Gantry made whose gang is no longer
+ * placed or whose pod finished are released ({@link DeviceClaims#sweep}).
  */
 @ApplicationScoped
 public class PodWatcher {
@@ -92,6 +94,11 @@ public class PodWatcher {
     private final Duration refusalRetry;
     @Inject
     PodSigningKey signingKey;
+    @Inject
+    DeviceClaims claims;
+    @Inject
+    io.vertx.mutiny.core.Vertx vertx;
+    private volatile boolean claimsToSweep;
     private volatile SharedIndexInformer<Pod> informer;
     private volatile boolean sweepRequested;
     private boolean wasLeading;
@@ -168,7 +175,33 @@ public class PodWatcher {
         }
         Instant now = Instant.now();
         boolean sweep = gained || sweepRequested || !lastSweep.plus(resync).isAfter(now);
-        return (sweep ? sweep(now) : Uni.createFrom().voidItem()).chain(this::reconcileMarked);
+        return (sweep ? sweep(now) : Uni.createFrom().voidItem()).chain(this::reconcileMarked).chain(this::sweepClaims);
+    }
+
+    /**
+     * Claims whose use is over are released. The claims are taken from the informer before the placed gangs
+     * are read, so a claim a launch makes meanwhile (its placement recorded first) is never taken for a leftover.
+     */
+    private Uni<Void> sweepClaims() {
+        if (!claims.enabled() || !claimsToSweep) {
+            return Uni.createFrom().voidItem();
+        }
+        claimsToSweep = false;
+        List<io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim> managed = claims.managed(namespace);
+        if (managed.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        Map<String, Pod> pods = new LinkedHashMap<>();
+        informer.getStore().list().forEach(p -> pods.put(p.getMetadata().getName(), p));
+        return Panache.withSession(() -> ClusterGang.<ClusterGang>list("jobId in (select r.jobId from RunningJobRecord r)"))
+                .map(rows -> rows.stream().map(r -> r.gangLabel + "/" + r.attempt).collect(Collectors.toSet()))
+                .chain(placed -> vertx.executeBlocking(Uni.createFrom().item(() -> claims.sweep(managed, placed, pods))))
+                .replaceWithVoid()
+                .onFailure().recoverWithUni(e -> {
+                    claimsToSweep = true;
+                    LOG.warnf("claims sweep failed (retried): %s", e.toString());
+                    return Uni.createFrom().voidItem();
+                });
     }
 
     /** For tests: the next reconcile sweeps (relaunches, looks at every running gang) without waiting for the resync. */
@@ -179,6 +212,7 @@ public class PodWatcher {
     /** Relaunches placements recorded but not launched, then marks every gang (pods gone while nobody watched are found). */
     private Uni<Void> sweep(Instant now) {
         sweepRequested = false;
+        claimsToSweep = true;
         lastSweep = now;
         return binder.relaunch()
                 .invoke(n -> {
@@ -203,6 +237,7 @@ public class PodWatcher {
         }
         List<String> labels = new ArrayList<>(dirty);
         dirty.removeAll(labels);
+        claimsToSweep = true; // pods changed: one may have finished, or its job ended
         return Multi.createFrom().iterable(labels)
                 .onItem().transformToUniAndConcatenate(label -> Panache.withTransaction(() -> reconcile(label))
                         .onFailure().recoverWithUni(e -> {

@@ -60,6 +60,9 @@ public class StateCache {
     }
 
     private final Pool pool;
+    /** GPUs others hold (DRA claims Gantry did not allocate); unset when a test builds the cache by hand. */
+    @jakarta.inject.Inject
+    dev.gantry.placement.cluster.HeldElsewhere elsewhere;
     private final Duration fullReadEvery;
     private final Rows<String, Described> nodes = new Rows<>();
     private final Rows<UUID, Running> running = new Rows<>();
@@ -106,9 +109,19 @@ public class StateCache {
                                 .chain(heldList -> pendingTable.update(listed.getItem4())
                                         .chain(pendingList -> sharesTable.update(listed.getItem5())
                                                 .map(sharesList -> new WindowLoop.State(described.stream().map(Described::node).toList(),
-                                                        runningList.stream().map(Running::placed).toList(), heldList,
+                                                        runningList.stream().map(Running::placed).toList(), withElsewhere(heldList),
                                                         pendingList.stream().map(Pending::waiting).toList(),
                                                         sharesList.isEmpty() ? List.of() : sharesList.get(0))))))));
+    }
+
+    private List<ScenarioBuilder.Held> withElsewhere(List<ScenarioBuilder.Held> held) {
+        List<ScenarioBuilder.Held> others = elsewhere == null ? List.of() : elsewhere.held();
+        if (others.isEmpty()) {
+            return held;
+        }
+        List<ScenarioBuilder.Held> all = new ArrayList<>(held);
+        all.addAll(others);
+        return all;
     }
 
     /** The reason the job was last given, as of the last read (null: none yet, or not pending then). */

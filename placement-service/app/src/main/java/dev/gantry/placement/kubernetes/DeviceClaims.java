@@ -1,0 +1,514 @@
+package dev.gantry.placement.kubernetes;
+
+import dev.gantry.placement.cluster.BinderMode;
+import dev.gantry.placement.cluster.ClusterActionException;
+import dev.gantry.placement.cluster.ClusterActuator;
+import dev.gantry.placement.cluster.HeldElsewhere;
+import dev.gantry.placement.window.ScenarioBuilder;
+import io.fabric8.kubernetes.api.model.NodeSelector;
+import io.fabric8.kubernetes.api.model.NodeSelectorBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfigurationBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResultBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReference;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimConsumerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatus;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.UUID;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+/**
+ * Dynamic Resource Allocation for Gantry's own pods ({@code gantry.placement.kubernetes.dra.enabled}):
+ * the ResourceClaims that make the GPU driver give a pod exactly the GPUs Gantry chose.
+ *
+ * <ul>
+ * <li>A task with whole GPUs gets a claim of its own, {@code <pod>-gpus}, asking for that many devices of
+ *     the DeviceClass {@code dra.device-class}, owned by the pod (the garbage collector removes it with the
+ *     pod). Before the pod is bound its {@code status.allocation} names exactly the devices of the chosen
+ *     GPU indices (driver, pool, device, from the driver's ResourceSlices) and {@code reservedFor} the pod,
+ *     as kube-scheduler's DRA plugin writes it for the pods it schedules.</li>
+ * <li>A shared task (a share of one GPU) references the shared claim of its GPU in the namespace,
+ *     {@code gantry-shared-<node>-gpu<i>}, which carries the driver's sharing configuration
+ *     ({@code dra.sharing}: {@code TimeSlicing} or {@code MPS}); every pod on that GPU is in its
+ *     {@code reservedFor}, as the driver's own shared-claim example has several pods reference one claim.</li>
+ * <li>Release: a claim whose gang is no longer placed (completed, failed, requeued, rolled back) or whose pod
+ *     finished is deallocated (status cleared) and deleted; a shared claim loses the pod's entry and goes
+ *     with its last one. {@link #release} does it at once on a rollback; {@link #sweep} finds the rest.</li>
+ * <li>Devices allocated to claims Gantry did not make are occupied: {@link #held()} lists them per node
+ *     for the window (a MIG device occupies its parent GPU).</li>
+ * </ul>
+ * The model is fabric8's {@code resource.k8s.io/v1} (Kubernetes 1.34, DRA GA): {@link #API_VERSION}. All calls block.
+ */
+@ApplicationScoped
+public class DeviceClaims implements HeldElsewhere {
+
+    private static final Logger LOG = Logger.getLogger(DeviceClaims.class);
+
+    /** The one API version of the DRA objects Gantry reads and writes (the imports follow it). */
+    public static final String API_VERSION = "resource.k8s.io/v1";
+    /** The request name in every claim Gantry makes, and the pod's name for the claim. */
+    public static final String REQUEST = "gpus";
+    public static final String LABEL_KIND = "gantry.dev/claim";
+    public static final String KIND_TASK = "task";
+    public static final String KIND_SHARED = "shared";
+    public static final String LABEL_POD = "gantry.dev/pod";
+    /** On a shared claim, per pod reserved: {@code <gang label>/<attempt>}. */
+    public static final String GANG_ANNOTATION_PREFIX = "gang.gantry.dev/";
+    /** The opaque configuration's API of NVIDIA's driver (its {@code api/nvidia.com/resource/v1beta1/gpuconfig.go}). */
+    static final String NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1";
+
+    private final boolean enabled;
+    private final String driver;
+    private final String deviceClass;
+    private final String sharing;
+    private final String namespace;
+    private final Instance<KubernetesClient> client;
+    private volatile SharedIndexInformer<ResourceSlice> slices;
+    private volatile SharedIndexInformer<ResourceClaim> claims;
+
+    public DeviceClaims(BinderMode mode, Instance<KubernetesClient> client,
+            @ConfigProperty(name = "gantry.placement.kubernetes.dra.enabled", defaultValue = "false") boolean enabled,
+            @ConfigProperty(name = "gantry.placement.kubernetes.dra.driver", defaultValue = "gpu.nvidia.com") String driver,
+            @ConfigProperty(name = "gantry.placement.kubernetes.dra.device-class", defaultValue = "gpu.nvidia.com") String deviceClass,
+            @ConfigProperty(name = "gantry.placement.kubernetes.dra.sharing", defaultValue = "TimeSlicing") String sharing,
+            @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace) {
+        this.enabled = mode.kubernetes() && enabled;
+        if (!"TimeSlicing".equals(sharing) && !"MPS".equals(sharing)) {
+            throw new IllegalArgumentException("gantry.placement.kubernetes.dra.sharing must be TimeSlicing or MPS, not " + sharing);
+        }
+        this.driver = driver;
+        this.deviceClass = deviceClass;
+        this.sharing = sharing;
+        this.namespace = namespace;
+        this.client = client;
+    }
+
+    /** Whether pods get claims (kubernetes mode and DRA on) instead of {@code nvidia.com/gpu} limits. */
+    public boolean enabled() {
+        return enabled;
+    }
+
+    void start(@Observes StartupEvent event) {
+        if (!enabled) {
+            return;
+        }
+        KubernetesClient k = client.get();
+        if (k.resources(io.fabric8.kubernetes.api.model.resource.v1.DeviceClass.class).withName(deviceClass).get() == null) {
+            LOG.warnf("DeviceClass %s does not exist: the claims Gantry makes ask for it (is the GPU driver %s installed?)", deviceClass, driver);
+        }
+        slices = k.resources(ResourceSlice.class).inform();
+        claims = k.resources(ResourceClaim.class).inAnyNamespace().inform();
+        LOG.infof("DRA: claims for device class %s, devices of driver %s, sharing %s (%s)", deviceClass, driver, sharing, API_VERSION);
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (slices != null) {
+            slices.close();
+        }
+        if (claims != null) {
+            claims.close();
+        }
+    }
+
+    /** Whether the informers have their first lists (before that nothing is known of others' devices). */
+    public boolean synced() {
+        return !enabled || slices != null && slices.hasSynced() && claims != null && claims.hasSynced();
+    }
+
+    private DraDevices devices() {
+        return DraDevices.of(driver, slices.getStore().list());
+    }
+
+    // --- the pod's side ---
+
+    /** The claim a task's pod references: its own, or its GPU's shared one. */
+    public static String claimName(String podName, ClusterActuator.TaskBinding task) {
+        if (task.gpuMilli() != null) {
+            return "gantry-shared-" + dns(task.node()) + "-gpu" + task.gpus().get(0);
+        }
+        return podName + "-" + REQUEST;
+    }
+
+    private static String dns(String s) {
+        String d = s.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+|-+$", "");
+        return d.isEmpty() ? "x" : d;
+    }
+
+    // --- allocation ---
+
+    /**
+     * The pod's claim exists (made if missing) and is allocated to exactly the task's GPUs and reserved for
+     * the pod. Idempotent: a claim an earlier launch of this attempt allocated the same way is left as it is.
+     * Refused (no change) when the node's driver publishes no device for a chosen GPU, when a chosen device is
+     * allocated to a claim Gantry did not make, or when the claim is allocated to other devices.
+     */
+    public void allocate(String ns, Pod pod, ClusterActuator.TaskBinding task, String gangLabel, int attempt) {
+        String podName = pod.getMetadata().getName();
+        String name = claimName(podName, task);
+        DraDevices devices = devices();
+        List<DraDevices.DeviceRef> wanted = new ArrayList<>();
+        for (int gpu : task.gpus()) {
+            DraDevices.DeviceRef ref = devices.gpu(task.node(), gpu);
+            if (ref == null) {
+                throw new ClusterActionException("node " + task.node() + " publishes no device of driver " + driver + " for GPU " + gpu
+                        + " (no ResourceSlice names it)", false, null);
+            }
+            wanted.add(ref);
+        }
+        requireNotHeldByOthers(wanted, devices);
+        var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
+        for (int attemptNo = 0; ; attemptNo++) {
+            ResourceClaim claim = api.withName(name).get();
+            if (claim == null) {
+                ResourceClaim made = task.gpuMilli() != null ? sharedClaim(ns, name, task) : ownClaim(ns, name, pod, task, gangLabel, attempt);
+                try {
+                    claim = api.resource(made).create();
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() != 409) {
+                        throw e;
+                    }
+                    continue; // made meanwhile (a retried create, another pod of the GPU): read it again
+                }
+            }
+            ResourceClaimStatus status = claim.getStatus();
+            List<DraDevices.DeviceRef> allocated = allocatedDevices(claim);
+            if (!allocated.isEmpty() && !new TreeSet<>(keys(allocated)).equals(new TreeSet<>(keys(wanted)))) {
+                throw new ClusterActionException("claim " + ns + "/" + name + " is allocated to " + keys(allocated) + ", not " + keys(wanted),
+                        false, null);
+            }
+            if (!allocated.isEmpty() && reserves(claim, pod) && (task.gpuMilli() == null || gangOf(claim, podName) != null)) {
+                return; // an earlier launch of this attempt did it
+            }
+            List<ResourceClaimConsumerReference> reserved = new ArrayList<>(status == null || status.getReservedFor() == null
+                    ? List.of() : status.getReservedFor());
+            reserved.removeIf(r -> podName.equals(r.getName()));
+            reserved.add(new ResourceClaimConsumerReferenceBuilder().withApiGroup("").withResource("pods").withName(podName)
+                    .withUid(pod.getMetadata().getUid()).build());
+            ResourceClaimStatus next = new ResourceClaimStatusBuilder()
+                    .withAllocation(allocated.isEmpty() ? allocation(claim, wanted, task.node()) : status.getAllocation())
+                    .withReservedFor(reserved)
+                    .withDevices(status == null ? null : status.getDevices())
+                    .build();
+            try {
+                if (task.gpuMilli() != null && !(gangLabel + "/" + attempt).equals(gangOf(claim, podName))) {
+                    // which gang each pod of a shared GPU belongs to, so the sweep knows when its share is over
+                    claim = api.resource(new ResourceClaimBuilder(claim).editMetadata()
+                            .addToAnnotations(GANG_ANNOTATION_PREFIX + podName, gangLabel + "/" + attempt).endMetadata().build()).update();
+                }
+                api.resource(new ResourceClaimBuilder(claim).withStatus(next).build()).updateStatus();
+                LOG.debugf("claim %s/%s allocated to %s, reserved for pod %s", ns, name, keys(wanted), podName);
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attemptNo >= 5) {
+                    throw e;
+                }
+                // changed meanwhile (another pod of a shared GPU): read and try again
+            }
+        }
+    }
+
+    private void requireNotHeldByOthers(List<DraDevices.DeviceRef> wanted, DraDevices devices) {
+        Set<DraDevices.DeviceRef> want = Set.copyOf(wanted);
+        for (ResourceClaim c : claims.getStore().list()) {
+            if (madeByGantry(c)) {
+                continue;
+            }
+            for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
+                DraDevices.GpuPlace place = devices.place(ref);
+                boolean clash = want.contains(ref) || place != null && wanted.stream().anyMatch(w -> place.equals(devices.place(w)));
+                if (clash) {
+                    throw new ClusterActionException("device " + ref.device() + " of pool " + ref.pool() + " is allocated to claim "
+                            + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName() + ", which Gantry did not make", false, null);
+                }
+            }
+        }
+    }
+
+    private ResourceClaim ownClaim(String ns, String name, Pod pod, ClusterActuator.TaskBinding task, String gangLabel, int attempt) {
+        return new ResourceClaimBuilder()
+                .withNewMetadata().withName(name).withNamespace(ns)
+                .addToLabels(KubernetesActuator.LABEL_MANAGED_BY, KubernetesActuator.SCHEDULER_NAME)
+                .addToLabels(LABEL_KIND, KIND_TASK)
+                .addToLabels(LABEL_POD, pod.getMetadata().getName())
+                .addToLabels(KubernetesActuator.LABEL_JOB, gangLabel)
+                .addToLabels(KubernetesActuator.LABEL_ATTEMPT, String.valueOf(attempt))
+                .addNewOwnerReference().withApiVersion("v1").withKind("Pod").withName(pod.getMetadata().getName())
+                .withUid(pod.getMetadata().getUid()).endOwnerReference()
+                .endMetadata()
+                .withNewSpec().withNewDevices()
+                .addNewRequest().withName(REQUEST).withNewExactly().withDeviceClassName(deviceClass).withAllocationMode("ExactCount")
+                .withCount((long) task.gpus().size()).endExactly().endRequest()
+                .endDevices().endSpec()
+                .build();
+    }
+
+    private ResourceClaim sharedClaim(String ns, String name, ClusterActuator.TaskBinding task) {
+        return new ResourceClaimBuilder()
+                .withNewMetadata().withName(name).withNamespace(ns)
+                .addToLabels(KubernetesActuator.LABEL_MANAGED_BY, KubernetesActuator.SCHEDULER_NAME)
+                .addToLabels(LABEL_KIND, KIND_SHARED)
+                .endMetadata()
+                .withNewSpec().withNewDevices()
+                .addNewRequest().withName(REQUEST).withNewExactly().withDeviceClassName(deviceClass).withAllocationMode("ExactCount")
+                .withCount(1L).endExactly().endRequest()
+                .addNewConfig().withRequests(REQUEST).withNewOpaque().withDriver(driver).withParameters(sharingParameters()).endOpaque().endConfig()
+                .endDevices().endSpec()
+                .build();
+    }
+
+    /** The driver's {@code GpuConfig} with its sharing strategy ({@code api/nvidia.com/resource/v1beta1/sharing.go}). */
+    Map<String, Object> sharingParameters() {
+        Map<String, Object> strategy = new LinkedHashMap<>();
+        strategy.put("strategy", sharing);
+        if ("TimeSlicing".equals(sharing)) {
+            strategy.put("timeSlicingConfig", Map.of("interval", "Default"));
+        }
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("apiVersion", NVIDIA_CONFIG_API);
+        config.put("kind", "GpuConfig");
+        config.put("sharing", strategy);
+        return config;
+    }
+
+    /** What kube-scheduler's allocator writes: the devices per request, the claim's configuration, and the node. */
+    private io.fabric8.kubernetes.api.model.resource.v1.AllocationResult allocation(ResourceClaim claim, List<DraDevices.DeviceRef> devices,
+            String node) {
+        List<DeviceRequestAllocationResult> results = devices.stream().map(d -> new DeviceRequestAllocationResultBuilder()
+                .withRequest(REQUEST).withDriver(d.driver()).withPool(d.pool()).withDevice(d.device()).build()).toList();
+        List<io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfiguration> config = new ArrayList<>();
+        if (claim.getSpec() != null && claim.getSpec().getDevices() != null && claim.getSpec().getDevices().getConfig() != null) {
+            claim.getSpec().getDevices().getConfig().forEach(c -> config.add(new DeviceAllocationConfigurationBuilder()
+                    .withSource("FromClaim").withRequests(c.getRequests()).withOpaque(c.getOpaque()).build()));
+        }
+        NodeSelector onNode = new NodeSelectorBuilder().addNewNodeSelectorTerm().addNewMatchField().withKey("metadata.name")
+                .withOperator("In").withValues(node).endMatchField().endNodeSelectorTerm().build();
+        return new io.fabric8.kubernetes.api.model.resource.v1.AllocationResultBuilder()
+                .withNewDevices().withResults(results).withConfig(config).endDevices()
+                .withNodeSelector(onNode)
+                .withAllocationTimestamp(Instant.now().toString())
+                .build();
+    }
+
+    // --- release ---
+
+    /** The pods' claims go at once (a rollback: none of these pods will run). Best effort: {@link #sweep} retries. */
+    public void release(String ns, List<String> podNames) {
+        if (!enabled || podNames.isEmpty()) {
+            return;
+        }
+        var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
+        Set<String> pods = Set.copyOf(podNames);
+        for (ResourceClaim c : managed(ns)) {
+            try {
+                if (KIND_TASK.equals(label(c, LABEL_KIND)) && pods.contains(label(c, LABEL_POD))) {
+                    deallocateAndDelete(c);
+                } else if (KIND_SHARED.equals(label(c, LABEL_KIND)) && reservedPods(c).stream().anyMatch(pods::contains)) {
+                    unreserve(c, pods);
+                }
+            } catch (KubernetesClientException e) {
+                LOG.warnf("claim %s/%s not released (the sweep retries): %s", ns, c.getMetadata().getName(), e.getMessage());
+            }
+        }
+        for (String pod : podNames) { // made after the informer last looked
+            ResourceClaim own = api.withName(pod + "-" + REQUEST).get();
+            if (own != null && KIND_TASK.equals(label(own, LABEL_KIND))) {
+                deallocateAndDelete(own);
+            }
+        }
+    }
+
+    /**
+     * Claims whose use is over: a task claim whose gang (label/attempt) is not among {@code placed} or whose
+     * pod finished; a shared claim's entries for such pods (the claim goes with its last entry). {@code managed}
+     * is what was listed before {@code placed} was read, so a claim made by a launch after that read is never
+     * taken for a leftover. {@code pods}: the pods known now, by name. The item: claims changed.
+     */
+    public int sweep(List<ResourceClaim> managed, Set<String> placed, Map<String, Pod> pods) {
+        int changed = 0;
+        for (ResourceClaim c : managed) {
+            try {
+                if (KIND_TASK.equals(label(c, LABEL_KIND))) {
+                    String gang = label(c, KubernetesActuator.LABEL_JOB) + "/" + label(c, KubernetesActuator.LABEL_ATTEMPT);
+                    if (!placed.contains(gang) || finished(pods.get(label(c, LABEL_POD)))) {
+                        LOG.infof("claim %s/%s released: %s", c.getMetadata().getNamespace(), c.getMetadata().getName(),
+                                placed.contains(gang) ? "its pod finished" : "its gang is no longer placed");
+                        deallocateAndDelete(c);
+                        changed++;
+                    }
+                } else if (KIND_SHARED.equals(label(c, LABEL_KIND))) {
+                    Set<String> over = new TreeSet<>();
+                    for (String pod : reservedPods(c)) {
+                        String gang = gangOf(c, pod);
+                        if (gang == null || !placed.contains(gang) || finished(pods.get(pod))) {
+                            over.add(pod);
+                        }
+                    }
+                    if (!over.isEmpty() || reservedPods(c).isEmpty()) {
+                        unreserve(c, over);
+                        changed++;
+                    }
+                }
+            } catch (KubernetesClientException e) {
+                LOG.warnf("claim %s/%s not released (next sweep retries): %s", c.getMetadata().getNamespace(), c.getMetadata().getName(),
+                        e.getMessage());
+            }
+        }
+        return changed;
+    }
+
+    /** The claims Gantry made in {@code ns}, as the informer holds them now. */
+    public List<ResourceClaim> managed(String ns) {
+        if (claims == null) {
+            return List.of();
+        }
+        return claims.getStore().list().stream().filter(DeviceClaims::madeByGantry)
+                .filter(c -> ns.equals(c.getMetadata().getNamespace())).toList();
+    }
+
+    private void unreserve(ResourceClaim c, Set<String> pods) {
+        var api = client.get().resources(ResourceClaim.class).inNamespace(c.getMetadata().getNamespace());
+        for (int attempt = 0; ; attempt++) {
+            ResourceClaim fresh = api.withName(c.getMetadata().getName()).get();
+            if (fresh == null) {
+                return;
+            }
+            List<ResourceClaimConsumerReference> left = new ArrayList<>(fresh.getStatus() == null || fresh.getStatus().getReservedFor() == null
+                    ? List.of() : fresh.getStatus().getReservedFor());
+            left.removeIf(r -> pods.contains(r.getName()));
+            if (left.isEmpty()) {
+                deallocateAndDelete(fresh);
+                return;
+            }
+            try {
+                ResourceClaimBuilder b = new ResourceClaimBuilder(fresh);
+                pods.forEach(p -> b.editMetadata().removeFromAnnotations(GANG_ANNOTATION_PREFIX + p).endMetadata());
+                ResourceClaim meta = api.resource(b.build()).update();
+                api.resource(new ResourceClaimBuilder(meta).withStatus(new ResourceClaimStatusBuilder(fresh.getStatus())
+                        .withReservedFor(left).build()).build()).updateStatus();
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= 5) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** Deallocated first (status cleared, as the resourceclaim controller does for a claim no pod uses), then deleted. */
+    private void deallocateAndDelete(ResourceClaim c) {
+        var api = client.get().resources(ResourceClaim.class).inNamespace(c.getMetadata().getNamespace());
+        try {
+            if (c.getStatus() != null && (c.getStatus().getAllocation() != null || c.getStatus().getReservedFor() != null
+                    && !c.getStatus().getReservedFor().isEmpty())) {
+                ResourceClaim fresh = api.withName(c.getMetadata().getName()).get();
+                if (fresh != null) {
+                    api.resource(new ResourceClaimBuilder(fresh).withStatus(new ResourceClaimStatus()).build()).updateStatus();
+                }
+            }
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 404 && e.getCode() != 409) {
+                throw e;
+            }
+        }
+        api.withName(c.getMetadata().getName()).delete();
+    }
+
+    // --- what others hold ---
+
+    @Override
+    public List<ScenarioBuilder.Held> held() {
+        if (!enabled || slices == null || claims == null) {
+            return List.of();
+        }
+        DraDevices devices = devices();
+        Map<String, Set<Integer>> byNode = new TreeMap<>();
+        for (ResourceClaim c : claims.getStore().list()) {
+            if (madeByGantry(c)) {
+                continue;
+            }
+            for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
+                DraDevices.GpuPlace place = devices.place(ref);
+                if (place != null) {
+                    byNode.computeIfAbsent(place.node(), k -> new TreeSet<>()).add(place.index());
+                }
+            }
+        }
+        List<ScenarioBuilder.Held> held = new ArrayList<>();
+        byNode.forEach((node, gpus) -> held.add(new ScenarioBuilder.Held(heldJobId(node), "claims-of-others", node,
+                List.copyOf(gpus), null, 0, 0)));
+        return held;
+    }
+
+    /** The job id under which others' devices on a node are held in a window (no running job has it). */
+    public static UUID heldJobId(String node) {
+        return UUID.nameUUIDFromBytes(("gantry dra claims of others on " + node).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    // --- reading claims ---
+
+    static boolean madeByGantry(ResourceClaim c) {
+        return c.getMetadata() != null && c.getMetadata().getLabels() != null
+                && KubernetesActuator.SCHEDULER_NAME.equals(c.getMetadata().getLabels().get(KubernetesActuator.LABEL_MANAGED_BY))
+                && c.getMetadata().getLabels().containsKey(LABEL_KIND);
+    }
+
+    private List<DraDevices.DeviceRef> allocatedDevices(ResourceClaim c) {
+        if (c.getStatus() == null || c.getStatus().getAllocation() == null || c.getStatus().getAllocation().getDevices() == null
+                || c.getStatus().getAllocation().getDevices().getResults() == null) {
+            return List.of();
+        }
+        return c.getStatus().getAllocation().getDevices().getResults().stream()
+                .filter(r -> driver.equals(r.getDriver()))
+                .map(r -> new DraDevices.DeviceRef(r.getDriver(), r.getPool(), r.getDevice())).toList();
+    }
+
+    private static List<String> keys(List<DraDevices.DeviceRef> refs) {
+        return refs.stream().map(r -> r.pool() + "/" + r.device()).sorted().toList();
+    }
+
+    private static boolean reserves(ResourceClaim c, Pod pod) {
+        return reservedPods(c).contains(pod.getMetadata().getName());
+    }
+
+    private static List<String> reservedPods(ResourceClaim c) {
+        return c.getStatus() == null || c.getStatus().getReservedFor() == null ? List.of()
+                : c.getStatus().getReservedFor().stream().filter(r -> "pods".equals(r.getResource()))
+                        .map(ResourceClaimConsumerReference::getName).filter(Objects::nonNull).toList();
+    }
+
+    private static String gangOf(ResourceClaim c, String pod) {
+        return c.getMetadata().getAnnotations() == null ? null : c.getMetadata().getAnnotations().get(GANG_ANNOTATION_PREFIX + pod);
+    }
+
+    private static String label(ResourceClaim c, String key) {
+        return c.getMetadata().getLabels() == null ? null : c.getMetadata().getLabels().get(key);
+    }
+
+    private static boolean finished(Pod pod) {
+        String phase = pod == null || pod.getStatus() == null ? null : pod.getStatus().getPhase();
+        return "Succeeded".equals(phase) || "Failed".equals(phase);
+    }
+}

@@ -1,0 +1,489 @@
+package dev.gantry.placement.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.placement.cluster.ClusterActuator;
+import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimStatusBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import io.quarkus.test.kubernetes.client.KubernetesTestServer;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.io.InputStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Dynamic Resource Allocation in kubernetes mode, against the fabric8 mock server (CRUD mode) with the
+ * GPU driver's ResourceSlices as NVIDIA's driver publishes them ({@link NvidiaDraSlices}), the real
+ * PostgreSQL and JetStream: claims allocated to exactly the chosen devices before binding, shared GPUs
+ * through a claim with the driver's sharing configuration, others' allocations respected, a crash between
+ * claim allocation and binding reconciled, claims released when their use is over. After each test every
+ * request the service made is checked against the RBAC rules declared in application.properties, and by
+ * the end every DRA right declared was used.
+ */
+@QuarkusTest
+@TestProfile(DraModeProfile.class)
+@WithKubernetesTestServer(crud = true)
+class DraBinderTest {
+
+    private static final String NS = KubernetesModeProfile.NAMESPACE;
+    private static final String NODE = "dra-a";
+    private static final String MODEL = "K8S-DRA-GPU";
+    private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "dra", "NoSchedule");
+    private static final String TEST_AGENT = "gantry-dra-test-driver";
+    private static final Set<Integer> ISLAND_A = Set.of(0, 1, 2, 3);
+    private static final Set<Integer> ISLAND_B = Set.of(4, 5, 6, 7);
+
+    @KubernetesTestServer
+    KubernetesServer server;
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    Leadership leadership;
+
+    @Inject
+    PodWatcher watcher;
+
+    @Inject
+    DeviceClaims claims;
+
+    @Inject
+    PodSigningKey signingKey;
+
+    @Inject
+    KubernetesActuator actuator;
+
+    private KubernetesClient driver;
+    private final List<UUID> started = new ArrayList<>();
+
+    private static NodeInfo node() {
+        return new NodeInfo(NODE, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), true,
+                128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-d"), null, Map.of(), List.of(TAINT), true,
+                NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
+                .withUserAgent(TEST_AGENT).build()).build();
+        if (driver.resources(ResourceSlice.class).withName(NODE + "-gpu.nvidia.com").get() == null) {
+            driver.resources(ResourceSlice.class).resource(NvidiaDraSlices.eightGpus(NODE)).create();
+        }
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, NODE, new NodeChanged(System.nanoTime(), node())));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = ? and not removed", NODE) == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> leadership.leading() && claims.synced());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : started) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "k8s-test", "kim", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> started.stream().allMatch(id ->
+                db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString())
+                        + db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id.toString()) == 0));
+        started.clear();
+        watcher.sweepSoon();
+        await().atMost(Duration.ofSeconds(20)).until(() -> gantryClaims().isEmpty());
+        driver.resources(ResourceClaim.class).inNamespace("team-x").delete();
+        driver.pods().inNamespace(NS).delete();
+        assertEveryServiceRequestIsAllowedByTheRbacRules();
+        driver.close();
+    }
+
+    private EventEnvelope<JobQueued> apiJob(UUID jobId, List<JobQueued.TaskGroup> groups) {
+        started.add(jobId);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), spec(jobId, groups));
+    }
+
+    private static JobQueued spec(UUID jobId, List<JobQueued.TaskGroup> groups) {
+        return new JobQueued(jobId, "train-" + jobId.toString().substring(0, 6), "k8s-test", "kim", 10, Instant.now(), null,
+                groups, List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())),
+                true, false, 600L);
+    }
+
+    private List<Pod> podsOf(UUID jobId) {
+        return driver.pods().inNamespace(NS).withLabel(KubernetesActuator.LABEL_JOB, jobId.toString()).list().getItems();
+    }
+
+    private ResourceClaim claim(String name) {
+        return driver.resources(ResourceClaim.class).inNamespace(NS).withName(name).get();
+    }
+
+    private List<ResourceClaim> gantryClaims() {
+        return driver.resources(ResourceClaim.class).inNamespace(NS).withLabel(KubernetesActuator.LABEL_MANAGED_BY, "gantry").list().getItems();
+    }
+
+    private boolean bound(String pod) {
+        return driver.bindings().inNamespace(NS).withName(pod).get() != null;
+    }
+
+    private List<Integer> allocatedIndices(UUID jobId, String task) {
+        String text = db.queryString("select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid and task = ?",
+                jobId.toString(), task);
+        return Arrays.stream(text.split(",")).map(Integer::valueOf).sorted().toList();
+    }
+
+    /** The GPU indices a claim's allocation names, read back through the slice (device name -> index attribute). */
+    private static Set<Integer> indicesOf(ResourceClaim claim) {
+        Set<Integer> indices = new TreeSet<>();
+        for (DeviceRequestAllocationResult r : claim.getStatus().getAllocation().getDevices().getResults()) {
+            assertThat(r.getDriver()).isEqualTo(NvidiaDraSlices.DRIVER);
+            assertThat(r.getPool()).isEqualTo(NODE);
+            for (int i = 0; i < 8; i++) {
+                if (NvidiaDraSlices.deviceOf(i).equals(r.getDevice())) {
+                    indices.add(i);
+                }
+            }
+        }
+        return indices;
+    }
+
+    private void runTo(Pod pod, String phase) {
+        driver.pods().inNamespace(NS).resource(new PodBuilder(pod).editSpec().withNodeName(NODE).endSpec()
+                .withStatus(new PodStatusBuilder().withPhase(phase).build()).build()).update();
+    }
+
+    /** A claim kube-scheduler allocated for someone else's pod. */
+    private void othersClaim(String name, String device) {
+        if (driver.namespaces().withName("team-x").get() == null) {
+            driver.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName("team-x")
+                    .endMetadata().build()).create();
+        }
+        ResourceClaim made = driver.resources(ResourceClaim.class).inNamespace("team-x").resource(new ResourceClaimBuilder()
+                .withNewMetadata().withName(name).withNamespace("team-x").endMetadata()
+                .withNewSpec().withNewDevices().addNewRequest().withName("gpu").withNewExactly().withDeviceClassName("gpu.nvidia.com")
+                .endExactly().endRequest().endDevices().endSpec().build()).create();
+        driver.resources(ResourceClaim.class).inNamespace("team-x").resource(new ResourceClaimBuilder(made)
+                .withStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult().withRequest("gpu")
+                        .withDriver(NvidiaDraSlices.DRIVER).withPool(NODE).withDevice(device).endResult().endDevices().endAllocation()
+                        .addNewReservedFor().withResource("pods").withName("their-pod").withUid("u-1").endReservedFor().build())
+                .build()).updateStatus();
+    }
+
+    @Test
+    void aFourGpuTasksClaimNamesTheFourDevicesOfOneIslandAndIsAllocatedBeforeThePodIsBound() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 4, null, 1000, 1000, "trainer:7", null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId).size() == 1 && bound(podsOf(jobId).get(0).getMetadata().getName()));
+        Pod pod = podsOf(jobId).get(0);
+        String podName = pod.getMetadata().getName();
+        String claimName = podName + "-gpus";
+        // the pod asks for its GPUs through the claim, not the device plugin's resource
+        assertThat(pod.getSpec().getResourceClaims()).singleElement().satisfies(c -> {
+            assertThat(c.getName()).isEqualTo("gpus");
+            assertThat(c.getResourceClaimName()).isEqualTo(claimName);
+        });
+        assertThat(pod.getSpec().getContainers().getFirst().getResources().getClaims()).singleElement()
+                .satisfies(c -> assertThat(c.getName()).isEqualTo("gpus"));
+        assertThat(pod.getSpec().getContainers().getFirst().getResources().getLimits()).doesNotContainKey("nvidia.com/gpu");
+
+        ResourceClaim claim = claim(claimName);
+        assertThat(claim.getSpec().getDevices().getRequests()).singleElement().satisfies(r -> {
+            assertThat(r.getExactly().getDeviceClassName()).isEqualTo("gpu.nvidia.com");
+            assertThat(r.getExactly().getCount()).isEqualTo(4L);
+        });
+        assertThat(claim.getMetadata().getOwnerReferences()).singleElement()
+                .satisfies(o -> assertThat(o.getUid()).isEqualTo(pod.getMetadata().getUid()));
+        Set<Integer> indices = indicesOf(claim);
+        assertThat(indices).as("exactly the GPUs Gantry chose").containsExactlyElementsOf(allocatedIndices(jobId, "worker-0"));
+        assertThat(indices).as("the four devices of one NVLink island").satisfiesAnyOf(
+                i -> assertThat(i).isEqualTo(ISLAND_A), i -> assertThat(i).isEqualTo(ISLAND_B));
+        assertThat(claim.getStatus().getReservedFor()).singleElement().satisfies(r -> {
+            assertThat(r.getResource()).isEqualTo("pods");
+            assertThat(r.getName()).isEqualTo(podName);
+            assertThat(r.getUid()).isEqualTo(pod.getMetadata().getUid());
+        });
+        assertThat(claim.getStatus().getAllocation().getNodeSelector().getNodeSelectorTerms()).singleElement()
+                .satisfies(t -> assertThat(t.getMatchFields()).singleElement().satisfies(f -> {
+                    assertThat(f.getKey()).isEqualTo("metadata.name");
+                    assertThat(f.getValues()).containsExactly(NODE);
+                }));
+        // record, allocate, then bind: the claim's status was written before the Binding was posted
+        List<String> order = requests().stream().map(r -> r.getMethod() + " " + r.getPath())
+                .filter(r -> r.contains("/resourceclaims/" + claimName + "/status") || r.endsWith("/bindings") && r.startsWith("POST"))
+                .toList();
+        assertThat(order).first().asString().contains("/resourceclaims/" + claimName + "/status");
+
+        // completion: the claim is deallocated and deleted
+        runTo(pod, "Succeeded");
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1 && claim(claimName) == null);
+    }
+
+    @Test
+    void sharedTasksShareTheirGpusClaimWhichCarriesTheDriversSharingConfiguration() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("infer", 2, 1, 400, 500, 500, "server:1", null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId).size() == 2
+                && podsOf(jobId).stream().allMatch(p -> bound(p.getMetadata().getName())));
+        for (Pod pod : podsOf(jobId)) {
+            String task = pod.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK);
+            int gpu = allocatedIndices(jobId, task).getFirst();
+            String claimName = "gantry-shared-" + NODE + "-gpu" + gpu;
+            assertThat(pod.getSpec().getResourceClaims()).singleElement()
+                    .satisfies(c -> assertThat(c.getResourceClaimName()).isEqualTo(claimName));
+            assertThat(pod.getSpec().getContainers().getFirst().getResources().getLimits())
+                    .as("the GPU comes through the claim, no resource a node would have to advertise")
+                    .doesNotContainKeys("nvidia.com/gpu", KubernetesActuator.ANNOTATION_GPU_MILLI);
+            ResourceClaim claim = claim(claimName);
+            assertThat(claim.getSpec().getDevices().getConfig()).singleElement().satisfies(c -> {
+                assertThat(c.getOpaque().getDriver()).isEqualTo("gpu.nvidia.com");
+                assertThat(EventCodec.toJson(c.getOpaque().getParameters())).contains("\"apiVersion\":\"resource.nvidia.com/v1beta1\"")
+                        .contains("\"kind\":\"GpuConfig\"").contains("\"strategy\":\"TimeSlicing\"");
+            });
+            assertThat(claim.getStatus().getAllocation().getDevices().getConfig()).singleElement()
+                    .satisfies(c -> assertThat(c.getSource()).isEqualTo("FromClaim"));
+            assertThat(indicesOf(claim)).containsExactly(gpu);
+            assertThat(claim.getStatus().getReservedFor()).extracting(r -> r.getName()).contains(pod.getMetadata().getName());
+        }
+        Map<Integer, Long> podsPerGpu = podsOf(jobId).stream().collect(Collectors.groupingBy(
+                p -> allocatedIndices(jobId, p.getMetadata().getLabels().get(KubernetesActuator.LABEL_TASK)).getFirst(), Collectors.counting()));
+        podsPerGpu.forEach((gpu, pods) -> assertThat(claim("gantry-shared-" + NODE + "-gpu" + gpu).getStatus().getReservedFor())
+                .as("every pod on GPU %d is reserved in its one claim", gpu).hasSize(pods.intValue()));
+    }
+
+    @Test
+    void devicesAllocatedToOthersClaimsAreNeverChosen() throws Exception {
+        othersClaim("their-gpu", NvidiaDraSlices.deviceOf(1)); // a whole GPU of island A
+        othersClaim("their-mig", NvidiaDraSlices.deviceOf(5) + "-mig-1g10gb-19-0"); // a MIG slice of GPU 5: island B's GPU 5 is taken
+        await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.node().equals(NODE) && h.gpus().equals(List.of(1, 5))));
+
+        UUID big = UUID.randomUUID();
+        UUID four = UUID.randomUUID();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(apiJob(big, List.of(new JobQueued.TaskGroup("worker", 1, 7, null, 100, 100, "trainer:7", null))));
+            nats.publish(apiJob(four, List.of(new JobQueued.TaskGroup("worker", 1, 3, null, 100, 100, "trainer:7", null))));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(four).size() == 1 && bound(podsOf(four).get(0).getMetadata().getName()));
+        Set<Integer> chosen = indicesOf(claim(podsOf(four).get(0).getMetadata().getName() + "-gpus"));
+        assertThat(chosen).hasSize(3).doesNotContain(1, 5);
+        assertThat(allocatedIndices(four, "worker-0")).doesNotContain(1, 5);
+        Thread.sleep(3000); // a few windows
+        assertThat(podsOf(big)).as("seven GPUs do not fit in the six others leave").isEmpty();
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", big.toString())).isEqualTo(1);
+    }
+
+    @Test
+    void aCrashBetweenClaimAllocationAndBindingIsFinishedByTheSweep() throws Exception {
+        UUID jobId = UUID.randomUUID();
+        started.add(jobId);
+        JobQueued job = spec(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 4, null, 1000, 1000, "trainer:5", null)));
+        String podName = KubernetesActuator.podName(jobId, job.name(), "worker-0", 1);
+        // record (as the binder does), then pod, then claim allocated; the service stops before the Binding
+        db.execute("""
+                with running as (
+                    insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
+                    values (?::uuid, 'k8s-test', 10, ?, now() - interval '10 minutes', now() - interval '1 minute', '9999-12-31')),
+                allocated as (
+                    insert into allocation (job_id, task, node, gpu_indices, allocated_at, cpu_millis, memory_mib)
+                    values (?::uuid, 'worker-0', ?, '{4,5,6,7}', now() - interval '1 minute', 1000, 1000))
+                insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
+                values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 minute', null)
+                """, jobId.toString(), EventCodec.toJson(job), jobId.toString(), NODE, jobId.toString(), NS, jobId.toString());
+        ClusterActuator.TaskBinding task = new ClusterActuator.TaskBinding("worker-0", NODE, List.of(4, 5, 6, 7), null);
+        Pod pod = driver.pods().inNamespace(NS).resource(gantryPod(jobId, podName, task)).create();
+        claims.allocate(NS, pod, task, jobId.toString(), 1);
+        ResourceClaim allocated = claim(podName + "-gpus");
+        assertThat(indicesOf(allocated)).containsExactly(4, 5, 6, 7);
+        assertThat(bound(podName)).isFalse();
+
+        watcher.sweepSoon(); // what a restart, gaining the Lease, or the informer's resync does
+        await().atMost(Duration.ofSeconds(20)).until(() -> bound(podName)
+                && db.queryLong("select count(*) from cluster_gang where job_id = ?::uuid and launched_at is not null", jobId.toString()) == 1);
+        ResourceClaim after = claim(podName + "-gpus");
+        assertThat(after.getMetadata().getUid()).as("the claim allocated before the crash is reused").isEqualTo(allocated.getMetadata().getUid());
+        assertThat(indicesOf(after)).containsExactly(4, 5, 6, 7);
+        assertThat(after.getStatus().getReservedFor()).singleElement().satisfies(r -> assertThat(r.getName()).isEqualTo(podName));
+        assertThat(driver.bindings().inNamespace(NS).withName(podName).get().getTarget().getName()).isEqualTo(NODE);
+    }
+
+    @Test
+    void aClaimAllocatedForAPlacementNoLongerRecordedIsReleased() throws Exception {
+        // the service allocated a claim, then crashed; meanwhile the placement was undone (cancelled, requeued)
+        UUID jobId = UUID.randomUUID();
+        JobQueued job = spec(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 2, null, 1000, 1000, "trainer:5", null)));
+        String podName = KubernetesActuator.podName(jobId, job.name(), "worker-0", 1);
+        ClusterActuator.TaskBinding task = new ClusterActuator.TaskBinding("worker-0", NODE, List.of(2, 3), null);
+        Pod pod = driver.pods().inNamespace(NS).resource(gantryPod(jobId, podName, task)).create();
+        claims.allocate(NS, pod, task, jobId.toString(), 1);
+        assertThat(claim(podName + "-gpus")).isNotNull();
+
+        watcher.sweepSoon();
+        await().atMost(Duration.ofSeconds(20)).until(() -> claim(podName + "-gpus") == null);
+        assertThat(bound(podName)).isFalse();
+    }
+
+    @Test
+    void aLaunchThatFailsAfterAllocatingAClaimReleasesItWithItsPods() throws Exception {
+        othersClaim("their-gpu-6", NvidiaDraSlices.deviceOf(6));
+        await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(6)));
+        UUID jobId = UUID.randomUUID();
+        JobQueued job = spec(jobId, List.of(new JobQueued.TaskGroup("worker", 2, 4, null, 100, 100, "trainer:7", null)));
+        // as a stale plan would have it: the second task on GPUs of which someone else holds one
+        ClusterActuator.Gang gang = new ClusterActuator.Gang(new ClusterActuator.GangRef(jobId, NS, jobId.toString(), false), job,
+                List.of(new ClusterActuator.TaskBinding("worker-0", NODE, List.of(0, 1, 2, 3), null),
+                        new ClusterActuator.TaskBinding("worker-1", NODE, List.of(4, 5, 6, 7), null)),
+                Map.of(), 1);
+        String first = KubernetesActuator.podName(jobId, job.name(), "worker-0", 1);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> actuator.launch(gang))
+                .isInstanceOf(dev.gantry.placement.cluster.ClusterActionException.class)
+                .hasMessageContaining("allocated to claim team-x/their-gpu-6");
+        assertThat(requests().stream().map(r -> r.getMethod() + " " + r.getPath()))
+                .as("the first task's claim was allocated before the second failed")
+                .contains("PUT /apis/resource.k8s.io/v1/namespaces/" + NS + "/resourceclaims/" + first + "-gpus/status");
+        assertThat(podsOf(jobId)).as("the gang's pods are rolled back").allSatisfy(p -> assertThat(p.getMetadata().getDeletionTimestamp()).isNotNull());
+        assertThat(claim(first + "-gpus")).as("and the claim allocated for one of them released").isNull();
+        assertThat(driver.resources(ResourceClaim.class).inNamespace("team-x").withName("their-gpu-6").get().getStatus().getAllocation())
+                .as("someone else's claim is left alone").isNotNull();
+    }
+
+    /** A pod as the actuator makes it in DRA mode, unbound. */
+    private Pod gantryPod(UUID jobId, String podName, ClusterActuator.TaskBinding task) {
+        return new PodBuilder()
+                .withNewMetadata().withName(podName).withNamespace(NS)
+                .addToLabels(KubernetesActuator.LABEL_JOB, jobId.toString()).addToLabels(KubernetesActuator.LABEL_TASK, task.task())
+                .addToLabels(KubernetesActuator.LABEL_ATTEMPT, "1").addToLabels(KubernetesActuator.LABEL_MANAGED_BY, "gantry")
+                .addToAnnotations(KubernetesActuator.ANNOTATION_GPU_INDICES, task.gpus().stream().map(String::valueOf).collect(Collectors.joining(",")))
+                .addToAnnotations(PodProvenance.ANNOTATION, signingKey.provenance().sign(NS, podName, jobId.toString(), 1))
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry").withRestartPolicy("Never")
+                .addNewContainer().withName("worker").withImage("trainer:5").withNewResources().addNewClaim().withName("gpus").endClaim()
+                .endResources().endContainer()
+                .addNewResourceClaim().withName("gpus").withResourceClaimName(DeviceClaims.claimName(podName, task)).endResourceClaim()
+                .endSpec().build();
+    }
+
+    private long outbox(String subject, UUID jobId) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", subject, jobId.toString());
+    }
+
+    // --- requests made to the mock API server, and the RBAC rules they must satisfy ---
+
+    private static final List<RecordedRequest> SEEN = new ArrayList<>();
+
+    private List<RecordedRequest> requests() throws InterruptedException {
+        synchronized (SEEN) {
+            for (RecordedRequest r; (r = server.getKubernetesMockServer().takeRequest(50, TimeUnit.MILLISECONDS)) != null;) {
+                if (!TEST_AGENT.equals(r.getHeader("User-Agent"))) {
+                    SEEN.add(r);
+                }
+            }
+            return List.copyOf(SEEN);
+        }
+    }
+
+    private record Rule(String role, List<String> groups, List<String> resources, List<String> verbs) {
+    }
+
+    /** Every rule of every Role and ClusterRole placement declares (the DRA ones are in roles of their own). */
+    private static List<Rule> declaredRules() throws Exception {
+        Properties p = new Properties();
+        try (InputStream in = DraBinderTest.class.getClassLoader().getResourceAsStream("application.properties")) {
+            p.load(in);
+        }
+        List<Rule> rules = new ArrayList<>();
+        for (String role : List.of("roles.placement-service", "roles.placement-service-claims", "cluster-roles.placement-service-devices")) {
+            String prefix = "quarkus.kubernetes.rbac." + role + ".policy-rules.";
+            for (int i = 0; p.containsKey(prefix + i + ".verbs"); i++) {
+                rules.add(new Rule(role, split(p.getProperty(prefix + i + ".api-groups", "")), split(p.getProperty(prefix + i + ".resources")),
+                        split(p.getProperty(prefix + i + ".verbs"))));
+            }
+        }
+        return rules;
+    }
+
+    private static List<String> split(String s) {
+        List<String> out = new ArrayList<>();
+        for (String part : s.split(",", -1)) {
+            out.add(part.trim());
+        }
+        return out;
+    }
+
+    /** And the other way round: every DRA right declared was used by the end of this class (least privilege). */
+    @AfterAll
+    static void everyDeclaredDraRightWasUsed() throws Exception {
+        List<List<String>> used;
+        synchronized (SEEN) {
+            used = SEEN.stream().map(r -> KubernetesBinderTest.attributes(r.getMethod(), r.getPath())).toList();
+        }
+        List<Rule> dra = declaredRules().stream().filter(r -> !r.role().equals("roles.placement-service")).toList();
+        assertThat(dra).isNotEmpty();
+        for (Rule rule : dra) {
+            for (String group : rule.groups()) {
+                for (String resource : rule.resources()) {
+                    for (String verb : rule.verbs()) {
+                        assertThat(used).as("declared right %s/%s %s was used", group, resource, verb).contains(List.of(group, resource, verb));
+                    }
+                }
+            }
+        }
+    }
+
+    private void assertEveryServiceRequestIsAllowedByTheRbacRules() throws Exception {
+        List<Rule> rules = declaredRules();
+        List<RecordedRequest> seen = requests();
+        assertThat(seen).as("the service talked to the API server").isNotEmpty();
+        for (RecordedRequest r : seen) {
+            List<String> a = KubernetesBinderTest.attributes(r.getMethod(), r.getPath());
+            // a namespaced request needs a rule of a Role or ClusterRole; a cluster-wide one a ClusterRole's
+            boolean clusterWide = !r.getPath().contains("/namespaces/") && !a.get(1).equals("namespaces");
+            assertThat(rules).as("%s %s -> %s is allowed by a declared rule", r.getMethod(), r.getPath(), a)
+                    .anyMatch(rule -> (!clusterWide || rule.role().startsWith("cluster-roles.")) && rule.groups().contains(a.get(0))
+                            && rule.resources().contains(a.get(1)) && rule.verbs().contains(a.get(2)));
+        }
+    }
+}
