@@ -48,6 +48,9 @@ import java.util.function.ToLongFunction;
  */
 public final class StartForecaster {
 
+    /** The note's words for a job further back in line than the forecaster looks. */
+    static final String BEYOND_LINE = "more than %d jobs ahead of it in line";
+
     /** At most this many jobs are named as what a job waits for. */
     public static final int MAX_WAITS_FOR = 10;
 
@@ -84,6 +87,11 @@ public final class StartForecaster {
         return now + Math.max(1, (estimatedEnd - startedAt) / 10);
     }
 
+    /** Whether the forecast is unknown only because the job is further back in line than {@code maxJobs}. */
+    public boolean beyondLine(StartForecast f) {
+        return f.note().equals("unknown: " + BEYOND_LINE.formatted(maxJobs));
+    }
+
     /** Forecasts for every waiting job of {@code sc} left waiting by {@code plan} (null: no plan applied). */
     public Map<String, StartForecast> forecast(Scenario sc, Plan plan, ToLongFunction<String> estimatedEnd) {
         return forecast(sc, plan, estimatedEnd, null);
@@ -109,7 +117,7 @@ public final class StartForecaster {
         Map<String, StartForecast> out = new LinkedHashMap<>();
         if (waiting.size() > maxJobs) {
             for (PendingJob p : waiting.subList(maxJobs, waiting.size())) {
-                out.put(p.name(), StartForecast.unknown(p.name(), "more than " + maxJobs + " jobs ahead of it in line"));
+                out.put(p.name(), StartForecast.unknown(p.name(), BEYOND_LINE.formatted(maxJobs)));
             }
             waiting = new ArrayList<>(waiting.subList(0, maxJobs));
         }
