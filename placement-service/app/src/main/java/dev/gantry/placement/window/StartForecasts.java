@@ -20,10 +20,11 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * A start time for every waiting job, as of the last window: the engine's {@link StartForecaster}
+ * A start time for every waiting job, as of a recent window: the engine's {@link StartForecaster}
  * on the window's scenario with its plan applied and the reservations' runtime estimates, so the
- * head's forecast is its reservation. Recomputed after every window that planned (off the window's
- * path, one at a time: a window finding the last one still running leaves it be), kept in memory
+ * head's forecast is its reservation. Recomputed after a window that planned (off the window's
+ * path, one at a time, at most once per {@code min-interval}: a window finding the last one still
+ * running, or too recent, leaves it be), kept in memory
  * and served by {@code GET /v1/start-forecasts}; admission asks for it when it shows a job.
  * Bounded: the first {@code max-jobs} jobs in line, {@code horizon} ahead, {@code max-steps}
  * release times; a job further back has no entry (admission says so).
@@ -43,6 +44,9 @@ public class StartForecasts {
 
     private final StartForecaster forecaster;
     private final int maxJobs;
+    /** At most one forecast per this interval: with hundreds of jobs waiting one takes a second or two of CPU. */
+    private final long minIntervalNanos;
+    private volatile long lastStartedNanos;
     private final Timer took;
     private volatile Snapshot current;
 
@@ -50,10 +54,13 @@ public class StartForecasts {
             @ConfigProperty(name = "gantry.placement.forecast.max-jobs", defaultValue = "500") int maxJobs,
             @ConfigProperty(name = "gantry.placement.forecast.horizon", defaultValue = "7d") Duration horizon,
             @ConfigProperty(name = "gantry.placement.forecast.max-steps", defaultValue = "2000") int maxSteps,
+            @ConfigProperty(name = "gantry.placement.forecast.min-interval", defaultValue = "5s") Duration minInterval,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations) {
         // with reservations off the window plans without any; the forecast still assumes EASY's one (its best guess)
         this.forecaster = new StartForecaster(maxJobs, horizon.toSeconds(), maxSteps, Math.max(1, reservations));
         this.maxJobs = maxJobs;
+        this.minIntervalNanos = minInterval.toNanos();
+        this.lastStartedNanos = System.nanoTime() - minIntervalNanos;
         this.current = new Snapshot(null, maxJobs, Map.of());
         this.took = Timer.builder("gantry.placement.forecast").description("computing the start-time forecast of the waiting jobs")
                 .register(registry);
@@ -64,6 +71,16 @@ public class StartForecasts {
     /** The last forecasts. */
     public Snapshot current() {
         return current;
+    }
+
+    /** Whether the last forecast began at least {@code min-interval} ago (then the caller may start one; this marks it begun). */
+    boolean due() {
+        long now = System.nanoTime();
+        if (now - lastStartedNanos < minIntervalNanos) {
+            return false;
+        }
+        lastStartedNanos = now;
+        return true;
     }
 
     /** Nothing waits: no forecast. */

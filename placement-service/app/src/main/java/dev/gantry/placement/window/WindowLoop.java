@@ -212,6 +212,10 @@ public class WindowLoop {
         if (decision.scenario() == null || !forecasting.compareAndSet(false, true)) {
             return;
         }
+        if (!forecasts.due()) {
+            forecasting.set(false);
+            return;
+        }
         var ends = history.current().ends(state.placed(), decision.scenario().nowSeconds());
         vertx.executeBlocking(Uni.createFrom().item(() -> {
             forecasts.recompute(decision.scenario(), decision.plan(), ends);

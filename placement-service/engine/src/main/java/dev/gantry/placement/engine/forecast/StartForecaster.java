@@ -127,6 +127,7 @@ public final class StartForecaster {
         }
         Map<String, Set<String>> releasedOn = new HashMap<>(); // "node/gpu" -> jobs that held it and ended in the replay
         Set<String> reservedAtFirst = new HashSet<>();
+        List<EasyBackfill.Reservation> lastReservations = List.of();
         long t = now;
         long horizon = now + horizonSeconds;
         String stopped = null;
@@ -137,7 +138,15 @@ public final class StartForecaster {
             order.sort(Aging.order(t));
             List<PendingJob> still = new ArrayList<>();
             for (PendingJob job : order) {
-                EasyBackfill.Outcome outcome = easy.offer(job);
+                int made = easy.reservations().size();
+                if (made >= reservations && wholeGpusNeeded(job) > freeWholeGpus(easy.state())) {
+                    still.add(job); // every reservation made and too few GPUs free: it cannot start now (saves the packer's search)
+                    continue;
+                }
+                // a head's reservation from the step before stays right while the estimates hold: no new search
+                EasyBackfill.Reservation earlier = made < lastReservations.size() && (made == 0
+                        || easy.reservations().get(made - 1).equals(lastReservations.get(made - 1))) ? lastReservations.get(made) : null;
+                EasyBackfill.Outcome outcome = easy.offer(job, earlier);
                 if (outcome != EasyBackfill.Outcome.STARTED) {
                     if (outcome == EasyBackfill.Outcome.RESERVED && step == 0) {
                         reservedAtFirst.add(job.name());
@@ -158,6 +167,7 @@ public final class StartForecaster {
                 }
             }
             waiting = still;
+            lastReservations = easy.reservations();
             if (waiting.isEmpty() || open != null && open.isEmpty()) {
                 break;
             }
@@ -186,6 +196,35 @@ public final class StartForecaster {
             out.put(p.name(), StartForecast.unknown(p.name(), stopped == null ? "not forecast" : stopped));
         }
         return out;
+    }
+
+    /** Whole GPUs the job's smallest gang needs (0 for a job that shares GPUs: it is always offered). */
+    private static int wholeGpusNeeded(PendingJob job) {
+        int sum = 0;
+        for (var g : job.taskGroups()) {
+            if (g.gpuMilli() != null) {
+                return 0;
+            }
+        }
+        List<Integer> perPod = new ArrayList<>();
+        job.taskGroups().forEach(g -> {
+            for (int i = 0; i < g.replicas(); i++) {
+                perPod.add(g.gpusPerReplica());
+            }
+        });
+        perPod.sort(null);
+        for (int i = 0; i < Math.min(job.minAvailable(), perPod.size()); i++) {
+            sum += perPod.get(i);
+        }
+        return sum;
+    }
+
+    private static int freeWholeGpus(ClusterState st) {
+        int free = 0;
+        for (int node = 0; node < st.size(); node++) {
+            free += Long.bitCount(st.freeMask(node));
+        }
+        return free;
     }
 
     /** The window's plan applied: preempted jobs gone, migrated ones moved, placed ones running from now. */

@@ -107,6 +107,17 @@ public final class EasyBackfill {
 
     /** Starts the job if EASY lets it start now, else makes it a head if fewer than {@code maxReservations} have one. */
     public Outcome offer(PendingJob job) {
+        return offer(job, null);
+    }
+
+    /**
+     * As {@link #offer(PendingJob)}; when the job becomes a head, {@code earlier} (may be null) is taken
+     * as its reservation instead of searching again if it is this job's and still ahead. For a caller
+     * replaying time forward (the start-time forecast): a reservation made at an earlier time stays
+     * right while the estimates hold, since every job started since respected it. It must be the
+     * reservation this pass would make in the same position (the same heads before it).
+     */
+    public Outcome offer(PendingJob job, Reservation earlier) {
         List<Replica> reps = Replica.of(job);
         if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
             return Outcome.OVER_CAPABILITY;
@@ -129,7 +140,7 @@ public final class EasyBackfill {
         if (reservations.size() >= maxReservations) {
             return Outcome.HELD_BACK;
         }
-        Reservation r = reserve(job, reps);
+        Reservation r = earlier != null && earlier.head().equals(job.name()) && earlier.start() > now ? earlier : reserve(job, reps);
         if (r == null) {
             return reservations.isEmpty() ? Outcome.NEVER_FITS : Outcome.HELD_BACK;
         }
