@@ -55,9 +55,10 @@ public class StartForecasts {
             @ConfigProperty(name = "gantry.placement.forecast.horizon", defaultValue = "7d") Duration horizon,
             @ConfigProperty(name = "gantry.placement.forecast.max-steps", defaultValue = "2000") int maxSteps,
             @ConfigProperty(name = "gantry.placement.forecast.min-interval", defaultValue = "5s") Duration minInterval,
-            @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations) {
+            @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
+            @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean perQueue) {
         // with reservations off the window plans without any; the forecast still assumes EASY's one (its best guess)
-        this.forecaster = new StartForecaster(maxJobs, horizon.toSeconds(), maxSteps, Math.max(1, reservations));
+        this.forecaster = new StartForecaster(maxJobs, horizon.toSeconds(), maxSteps, Math.max(1, reservations), perQueue);
         this.maxJobs = maxJobs;
         this.minIntervalNanos = minInterval.toNanos();
         this.lastStartedNanos = System.nanoTime() - minIntervalNanos;

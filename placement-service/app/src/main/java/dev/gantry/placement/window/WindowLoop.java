@@ -76,6 +76,8 @@ public class WindowLoop {
     private final Planner planner;
     /** How many waiting jobs that do not fit get a reservation (EASY: 1; 0: none). */
     private final int reservations;
+    /** The reservations count per queue (each queue's heads), not in all: one queue's head cannot leave another's without one. */
+    private final boolean reservationsPerQueue;
     /** Runtime estimates for the reservations: the job's own, else learned from completed jobs, else the default. */
     private final RuntimeHistory history;
     /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
@@ -116,6 +118,7 @@ public class WindowLoop {
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
             NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
+            @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean reservationsPerQueue,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
@@ -134,6 +137,7 @@ public class WindowLoop {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
         }
         this.reservations = reservations;
+        this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
@@ -589,7 +593,8 @@ public class WindowLoop {
         // the reservations: runtime estimates of the waiting jobs in the scenario, estimated ends of the running ones
         RuntimeEstimates estimates = history.current();
         scenario = estimates.withEstimates(scenario, waiting);
-        Planner composed = Planners.window(planner, estimates.ends(state.placed(), scenario.nowSeconds()), reservations);
+        Planner composed = Planners.window(planner, estimates.ends(state.placed(), scenario.nowSeconds()), reservations,
+                reservationsPerQueue);
         long solveStart = System.nanoTime();
         metrics.observePhase(step + "build", solveStart - buildStart);
         Plan plan = composed.plan(scenario, profile);

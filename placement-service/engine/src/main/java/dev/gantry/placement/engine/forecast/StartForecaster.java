@@ -58,6 +58,7 @@ public final class StartForecaster {
     private final long horizonSeconds;
     private final int maxSteps;
     private final int reservations;
+    private final boolean perQueue;
 
     /**
      * @param maxJobs        how many jobs, first in line first, get a forecast
@@ -66,6 +67,12 @@ public final class StartForecaster {
      * @param reservations   as the window's {@code ReservingPlanner} (EASY: 1)
      */
     public StartForecaster(int maxJobs, long horizonSeconds, int maxSteps, int reservations) {
+        this(maxJobs, horizonSeconds, maxSteps, reservations, false);
+    }
+
+    /** @param perQueue the window's reservations are made per queue ({@code ReservingPlanner}'s {@code perQueue}) */
+    public StartForecaster(int maxJobs, long horizonSeconds, int maxSteps, int reservations, boolean perQueue) {
+        this.perQueue = perQueue;
         if (maxJobs < 1 || horizonSeconds < 1 || maxSteps < 1 || reservations < 1) {
             throw new IllegalArgumentException("maxJobs, horizonSeconds, maxSteps and reservations must be at least 1");
         }
@@ -133,13 +140,14 @@ public final class StartForecaster {
         String stopped = null;
         for (int step = 0; !waiting.isEmpty(); step++) {
             Scenario at = new Scenario(sc.format(), sc.name(), t, sc.nodes(), sc.queues(), List.copyOf(running.values()), waiting);
-            EasyBackfill easy = new EasyBackfill(at, new GangPacker(sc.nodes()), job -> ends.getOrDefault(job, Long.MAX_VALUE), reservations);
+            EasyBackfill easy = new EasyBackfill(at, new GangPacker(sc.nodes()), job -> ends.getOrDefault(job, Long.MAX_VALUE), reservations,
+                    perQueue);
             List<PendingJob> order = new ArrayList<>(waiting);
             order.sort(Aging.order(t));
             List<PendingJob> still = new ArrayList<>();
             for (PendingJob job : order) {
                 int made = easy.reservations().size();
-                if (made >= reservations && wholeGpusNeeded(job) > freeWholeGpus(easy.state())) {
+                if (easy.full(job.queue()) && wholeGpusNeeded(job) > freeWholeGpus(easy.state())) {
                     still.add(job); // every reservation made and too few GPUs free: it cannot start now (saves the packer's search)
                     continue;
                 }
