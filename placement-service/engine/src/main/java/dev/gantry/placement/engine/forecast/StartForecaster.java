@@ -133,7 +133,8 @@ public final class StartForecaster {
             open.retainAll(waiting.stream().map(PendingJob::name).toList());
         }
         Map<String, Set<String>> releasedOn = new HashMap<>(); // "node/gpu" -> jobs that held it and ended in the replay
-        Set<String> reservedAtFirst = new HashSet<>();
+        // the heads' reservations as the window makes them now: job -> start
+        Map<String, Long> reservedAtFirst = new HashMap<>();
         List<EasyBackfill.Reservation> lastReservations = List.of();
         long t = now;
         long horizon = now + horizonSeconds;
@@ -157,14 +158,15 @@ public final class StartForecaster {
                 EasyBackfill.Outcome outcome = easy.offer(job, earlier);
                 if (outcome != EasyBackfill.Outcome.STARTED) {
                     if (outcome == EasyBackfill.Outcome.RESERVED && step == 0) {
-                        reservedAtFirst.add(job.name());
+                        reservedAtFirst.put(job.name(), easy.reservations().getLast().start());
                     }
                     still.add(job);
                     continue;
                 }
                 List<GangPacker.Assigned> fit = easy.lastFit().tasks();
                 List<String> waitsFor = waitsFor(easy.state(), fit, releasedOn, ends);
-                StartForecast.Basis basis = reservedAtFirst.contains(job.name()) ? StartForecast.Basis.RESERVATION
+                // a head displaced later (per queue, an older job of another queue may take its GPUs when its own head starts) is not
+                StartForecast.Basis basis = Long.valueOf(t).equals(reservedAtFirst.get(job.name())) ? StartForecast.Basis.RESERVATION
                         : step == 0 ? StartForecast.Basis.NOW : StartForecast.Basis.RELEASES;
                 out.put(job.name(), new StartForecast(job.name(), t, basis, waitsFor, note(basis, waitsFor)));
                 RunningJob started = asRunning(job, easy.state(), fit, t);
