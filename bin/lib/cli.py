@@ -252,7 +252,8 @@ def cmd_jobs(argv):
         return cmd_history(argv[1:])
     if argv[:1] == ["show"]:
         return cmd_show(argv[1:])
-    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. NODELIST: the nodes a placed job holds, "
+    parser = Parser(prog="gantry jobs", description="List jobs, newest first: yours by default. START: when a waiting job is "
+                    "expected to start (UTC, as squeue --start; N/A when unknown; 'gantry jobs show ID' says why). NODELIST: the nodes a placed job holds, "
                     "each with its GPU indices (dgx-01[0-3],dgx-02[0,2]); EXIT: the exit code it ended with. 'gantry jobs show ID' "
                     "shows one job with every task's node and GPUs; 'gantry jobs cancel ID' cancels one; "
                     "'gantry jobs history ID' shows what happened to one.")
@@ -290,13 +291,35 @@ def cmd_jobs(argv):
         submitted = parse_instant(j.get("submittedAt"))
         wait = duration((now - submitted).total_seconds()) if submitted and j.get("state") in WAITING_STATES else None
         rows.append([j.get("id"), j.get("name"), j.get("queue"), j.get("owner"), j.get("state"), j.get("totalGpus"), wait,
-                     node_list(j), j.get("exitCode"), first_line(j.get("pendingReason"))])
+                     start_cell(j), node_list(j), j.get("exitCode"), first_line(j.get("pendingReason"))])
     print_table(JOBS_COLUMNS, rows)
     if more:
         print(f"(the newest {args.limit} shown; --limit N for more)", file=sys.stderr)
 
 
-JOBS_COLUMNS = ["ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "NODELIST", "EXIT", "REASON"]
+JOBS_COLUMNS = ["ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "START", "NODELIST", "EXIT", "REASON"]
+
+
+def start_cell(job):
+    """A waiting job's expected start to the second in UTC (2026-12-07T10:16:40Z), N/A when placement cannot say;
+    nothing for a job that does not wait."""
+    if job.get("state") not in WAITING_STATES:
+        return None
+    at = parse_instant(job.get("estimatedStartAt"))
+    return at.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if at else "N/A"
+
+
+def expected_start(job):
+    """'jobs show': the expected start with how far off and why, or why it is unknown."""
+    if job.get("state") not in WAITING_STATES:
+        return None
+    forecast = job.get("startForecast") or {}
+    note = forecast.get("note") or "unknown"
+    at = parse_instant(job.get("estimatedStartAt"))
+    if not at:
+        return note
+    left = (at - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return f"{start_cell(job)} ({'in ' + duration(left) if left > 0 else 'now'}; {note})"
 
 
 def node_list(job):
@@ -349,6 +372,11 @@ def print_job(job):
         ("updated", job.get("updatedAt")), ("attempts", job.get("attempts", 0)),
         ("exit code", job.get("exitCode")), ("reason", job.get("pendingReason")),
     ]
+    if job.get("state") in WAITING_STATES:
+        fields.append(("expected start", expected_start(job)))
+        waits_for = (job.get("startForecast") or {}).get("waitsFor") or []
+        if waits_for:
+            fields.append(("waits for", ", ".join(waits_for)))
     if placement is not None:
         label = "placement" if held else "last placement"
         bound = f", bound {placement['boundAt']}" if placement.get("boundAt") else ""

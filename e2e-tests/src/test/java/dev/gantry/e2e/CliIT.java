@@ -107,8 +107,8 @@ class CliIT {
         // alice's own list has it, with her as owner; bob's own list (same team) has not, his team view has
         Result mine = gantry("alice", "jobs");
         assertThat(mine.exit()).as(mine.err()).isZero();
-        assertThat(mine.lines().get(0).split("\\s+")).containsExactly("ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "NODELIST",
-                "EXIT", "REASON");
+        assertThat(mine.lines().get(0).split("\\s+")).containsExactly("ID", "NAME", "QUEUE", "OWNER", "STATE", "GPUS", "WAIT", "START",
+                "NODELIST", "EXIT", "REASON");
         assertThat(mine.row(id)).startsWith(id, "cli-train", "cli-normal", "alice");
         assertThat(mine.row(id).get(5)).isEqualTo("4");
         assertThat(ok(gantry("bob", "jobs")).out()).startsWith("ID ").doesNotContain(id);
@@ -122,8 +122,26 @@ class CliIT {
                 List.of("PLACED", "RUNNING").contains(job(id).getString("state")));
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() -> freeGpus().equals(List.of("4", "8")));
         // where it runs: its node with the 4 GPU indices (NODELIST), and each task in 'jobs show'
-        assertThat(ok(gantry("alice", "jobs")).row(id).get(7)).matches("cli-(dgx|v100)-01\\[[0-9,-]+\\]");
+        String nodeList = ok(gantry("alice", "jobs")).row(id).get(8);
+        assertThat(nodeList).matches("cli-(dgx|v100)-01\\[[0-9,-]+\\]");
+        assertThat(ok(gantry("alice", "jobs")).row(id).get(7)).as("a running job has no START").isEqualTo("-");
         assertThat(ok(gantry("alice", "jobs", "show", id)).out()).containsPattern("attempts:\\s+1\\n").containsPattern("worker-0\\s+cli-");
+
+        // a whole node of the same model waits for it: START is when it ends (as squeue --start), 'jobs show' says why
+        Path waiting = dir.resolve("wait.json");
+        Files.writeString(waiting, """
+                {"name": "cli-wait", "queue": "cli-normal", "estimatedRuntimeSeconds": 1000, "gpuModels": ["%s"],
+                 "taskGroups": [{"name": "worker", "replicas": 1, "gpusPerReplica": 8}]}
+                """.formatted(nodeList.startsWith("cli-dgx") ? "A100-SXM4-80GB" : "V100-PCIE-32GB"));
+        Matcher w = SUBMITTED.matcher(ok(gantry("alice", "submit", waiting.toString())).out().trim());
+        assertThat(w.matches()).isTrue();
+        String waitId = w.group(1);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(500)).until(() ->
+                ok(gantry("alice", "jobs")).row(waitId).get(7).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ"));
+        assertThat(ok(gantry("alice", "jobs", "show", waitId)).out())
+                .containsPattern("expected start:\\s+\\S+Z \\(in [0-9hms]+; (reserved: )?after \\d+ jobs? ends?\\)")
+                .containsPattern("waits for:\\s+" + id);
+        ok(gantry("alice", "cancel", waitId));
 
         Result cancel = gantry("alice", "cancel", id);
         assertThat(cancel.exit()).as(cancel.err()).isZero();

@@ -2,13 +2,16 @@ package dev.gantry.simulator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.gantry.placement.engine.forecast.StartForecaster;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.simulator.cluster.ClusterFile;
+import dev.gantry.simulator.replay.ForecastSample;
 import dev.gantry.simulator.replay.JobRecord;
 import dev.gantry.simulator.replay.Progress;
 import dev.gantry.simulator.replay.Replay;
 import dev.gantry.simulator.replay.ReplayOptions;
 import dev.gantry.simulator.replay.ReplayResult;
+import dev.gantry.simulator.report.ForecastAccuracy;
 import dev.gantry.simulator.report.PolicyMetrics;
 import dev.gantry.simulator.trace.TraceJob;
 import dev.gantry.simulator.trace.TraceReaders;
@@ -74,6 +77,41 @@ class ReplayTest {
         assertThat(r.get("b").firstStart()).isEqualTo(1000);
         // c would still run at 1000 and sit on GPUs b has reserved: it waits
         assertThat(r.get("c").firstStart()).isEqualTo(1100);
+    }
+
+    /**
+     * With exact runtimes and no later arrival ahead of them, the start-time forecast made when a
+     * job is first left waiting is its start: b's is its reservation at 1000 (a's end), c's is b's
+     * end. a and d are placed in the window that first sees them. In the second trace b still waits
+     * an hour after its submission (a runs to 10000); e's arrival at 4000 runs a window, which
+     * forecasts b again.
+     */
+    @Test
+    void startForecastsAreCheckedAgainstTheActualStarts() throws IOException {
+        ReplayOptions forecasting = new ReplayOptions(10, OPTIONS.profile(), false, true, true, true, null, 1,
+                new StartForecaster(100, 7 * 86_400, 1000, 1));
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "trace.csv", HOL), null, null);
+        ReplayResult r = new Replay(TestClusters.eightGpuNodes(1, 1), jobs, forecasting).run("timefold", Progress.NONE);
+        Map<String, ForecastSample> atSubmission = r.forecasts().stream().filter(f -> f.when().equals("submission"))
+                .collect(Collectors.toMap(ForecastSample::job, Function.identity()));
+        assertThat(atSubmission.get("b")).isEqualTo(new ForecastSample("b", "submission", 10, 1000, 1000, false));
+        assertThat(atSubmission.get("c")).isEqualTo(new ForecastSample("c", "submission", 10, 1100, 1100, false));
+        assertThat(atSubmission.get("a").firstWindow()).isTrue();
+        assertThat(atSubmission.get("d")).isEqualTo(new ForecastSample("d", "submission", 10, 10, 10, true));
+        assertThat(r.forecasts()).noneMatch(f -> f.when().equals("1h"));
+
+        String longHead = """
+                name,submit,duration,gpus
+                a,0,10000,4
+                b,5,100,8
+                e,4000,10,1
+                """;
+        List<TraceJob> second = TraceReaders.gantryCsv(TestClusters.write(dir, "trace2.csv", longHead), null, null);
+        ReplayResult r2 = new Replay(TestClusters.eightGpuNodes(1, 1), second, forecasting).run("timefold", Progress.NONE);
+        assertThat(r2.forecasts()).contains(new ForecastSample("b", "1h", 4000, 10_000, 10_000, false));
+        ForecastAccuracy hour = ForecastAccuracy.of(r2).get(1);
+        assertThat(hour.waiting()).isEqualTo(1);
+        assertThat(hour.medianSeconds()).isZero();
     }
 
     @Test

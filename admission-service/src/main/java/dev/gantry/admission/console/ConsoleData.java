@@ -1,5 +1,6 @@
 package dev.gantry.admission.console;
 
+import dev.gantry.admission.forecast.StartTimes;
 import dev.gantry.admission.JobAdmission;
 import dev.gantry.admission.JobQuery;
 import dev.gantry.admission.domain.Caller;
@@ -43,14 +44,16 @@ public class ConsoleData {
     private final PlacementClient placement;
     private final QueuesClient queues;
     private final JobAdmission admission;
+    private final StartTimes startTimes;
     private final Mutiny.SessionFactory sessions;
     private final Uni<List<Object[]>> recentJobs;
     private final Uni<Part<List<PlacementClient.Allocation>>> sharedAllocations;
     private final Uni<Part<List<InventoryClient.Node>>> sharedNodes;
 
     public ConsoleData(@RestClient InventoryClient inventory, @RestClient PlacementClient placement, @RestClient QueuesClient queues,
-            JobAdmission admission, Mutiny.SessionFactory sessions,
+            JobAdmission admission, StartTimes startTimes, Mutiny.SessionFactory sessions,
             @ConfigProperty(name = "gantry.console.refresh-interval", defaultValue = "2s") Duration refreshInterval) {
+        this.startTimes = startTimes;
         this.inventory = inventory;
         this.placement = placement;
         this.queues = queues;
@@ -115,13 +118,15 @@ public class ConsoleData {
         Caller scoped = filter.scope().equals(JobFilter.ALL) && caller.admin() ? caller : new Caller(caller.user(), caller.teams(), false);
         String user = filter.scope().equals(JobFilter.MINE) ? caller.user() : null;
         JobQuery query = JobQuery.page(filter.queue(), filter.state(), user, null, limit);
-        return Uni.combine().all().unis(admission.list(query, scoped), allocations()).asTuple().map(t -> {
-            Map<UUID, List<PlacementClient.Allocation>> byJob = t.getItem2().value().stream()
-                    .collect(Collectors.groupingBy(PlacementClient.Allocation::jobId));
-            Instant now = Instant.now();
-            List<JobRow> rows = t.getItem1().stream().map(j -> JobRow.of(j, byJob.getOrDefault(j.id, List.of()), now)).toList();
-            return new Part<>(rows, t.getItem2().problem() == null ? null : t.getItem2().problem() + " (GPUs of placed jobs unknown)");
-        });
+        return Uni.combine().all().unis(admission.list(query, scoped), allocations()).asTuple()
+                .chain(t -> startTimes.of(t.getItem1()).map(forecasts -> {
+                    Map<UUID, List<PlacementClient.Allocation>> byJob = t.getItem2().value().stream()
+                            .collect(Collectors.groupingBy(PlacementClient.Allocation::jobId));
+                    Instant now = Instant.now();
+                    List<JobRow> rows = t.getItem1().stream()
+                            .map(j -> JobRow.of(j, byJob.getOrDefault(j.id, List.of()), forecasts.get(j.id), now)).toList();
+                    return new Part<>(rows, t.getItem2().problem() == null ? null : t.getItem2().problem() + " (GPUs of placed jobs unknown)");
+                }));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.gantry.admission.console;
 
+import dev.gantry.admission.forecast.StartTimes;
 import dev.gantry.admission.domain.JobPlacement;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.persistence.JobEntity;
@@ -18,9 +19,14 @@ import java.util.UUID;
  * allocations only for a job placed by a placement service that did not yet say which GPUs.
  */
 public record JobRow(UUID id, String name, String queue, String team, String owner, String state, int totalGpus, String waited,
-        String placement, String pendingReason, boolean cancellable, Instant submittedAt) {
+        String placement, String pendingReason, boolean cancellable, Instant submittedAt, String expectedStart) {
 
     public static JobRow of(JobEntity job, List<PlacementClient.Allocation> allocations, Instant now) {
+        return of(job, allocations, null, now);
+    }
+
+    /** {@code forecast}: a waiting job's expected start (null: none), shown as {@code squeue --start} would. */
+    public static JobRow of(JobEntity job, List<PlacementClient.Allocation> allocations, StartTimes.Forecast forecast, Instant now) {
         JobPlacement stored = JobPlacement.fromJson(job.placement);
         boolean waiting = job.state == JobState.QUEUED || job.state == JobState.PREEMPTED;
         Instant placedAt = stored != null && stored.boundAt() != null ? stored.boundAt()
@@ -45,7 +51,20 @@ public record JobRow(UUID id, String name, String queue, String team, String own
         }
         return new JobRow(job.id, job.name, job.queue, job.team, job.owner, job.state.name(), job.totalGpus, waited,
                 waiting ? "" : where(job, stored, allocations), reason,
-                job.state.canBecome(JobState.CANCELLED), job.submittedAt);
+                job.state.canBecome(JobState.CANCELLED), job.submittedAt, waiting ? expectedStart(forecast, now) : "");
+    }
+
+    /** "in 16 min 40 s (reserved: after 1 job ends)", "now (fits now)", or "unknown: why"; "" without a forecast. */
+    static String expectedStart(StartTimes.Forecast forecast, Instant now) {
+        if (forecast == null) {
+            return "";
+        }
+        if (forecast.at() == null) {
+            return forecast.note();
+        }
+        Duration in = Duration.between(now, forecast.at());
+        String when = in.getSeconds() <= 0 ? "now" : "in " + duration(in);
+        return when + " (" + forecast.note() + ")";
     }
 
     /** Where a job that is not waiting runs ("dgx-01: GPU 1, 2"), or ran ("ran on ..."), with its attempt after the first. */

@@ -5,13 +5,14 @@ import dev.gantry.admission.security.ServiceTokenHeaders;
 import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.QueryParam;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
-/** placement-service's read-only views: which GPUs each placed job holds. */
+/** placement-service's read-only views: which GPUs each placed job holds; when waiting jobs are expected to start. */
 @Path("/v1")
 @RegisterRestClient(configKey = "placement")
 @RegisterClientHeaders(ServiceTokenHeaders.class)
@@ -25,4 +26,19 @@ public interface PlacementClient {
     @GET
     @Path("/allocations")
     Uni<List<Allocation>> allocations();
+
+    /** One waiting job's start-time forecast: {@code startAt} null when unknown; {@code basis} reservation, releases, now or unknown. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record StartForecast(UUID jobId, Instant startAt, String basis, List<UUID> waitsFor, String note) {
+    }
+
+    /** The last window's forecasts; {@code computedAt} null: none yet (or not the leading replica). */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record StartForecastPage(Instant computedAt, int maxJobs, List<StartForecast> items) {
+    }
+
+    /** The forecasts of {@code jobs} (all when empty). */
+    @GET
+    @Path("/start-forecasts")
+    Uni<StartForecastPage> startForecasts(@QueryParam("job") List<String> jobs);
 }

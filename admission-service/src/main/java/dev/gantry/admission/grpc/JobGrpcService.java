@@ -1,6 +1,7 @@
 package dev.gantry.admission.grpc;
 
 import com.google.rpc.Code;
+import dev.gantry.admission.forecast.StartTimes;
 import dev.gantry.admission.JobAdmission;
 import dev.gantry.admission.JobQuery;
 import dev.gantry.admission.domain.Caller;
@@ -40,9 +41,11 @@ public class JobGrpcService implements JobService {
     private final Callers callers;
     private final RequestLimits limits;
     private final OpenStreams streams;
+    private final StartTimes startTimes;
 
-    public JobGrpcService(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams) {
+    public JobGrpcService(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams, StartTimes startTimes) {
         this.streams = streams;
+        this.startTimes = startTimes;
         this.admission = admission;
         this.callers = callers;
         this.limits = limits;
@@ -67,7 +70,7 @@ public class JobGrpcService implements JobService {
     public Uni<Job> get(GetJobRequest request) {
         return guarded(() -> {
             Caller caller = callers.current(); // who asks comes before what is asked: 401 before 400
-            return admission.find(id(request.getId()), caller).map(JobGrpcService::toProto);
+            return admission.find(id(request.getId()), caller).chain(job -> startTimes.of(job).map(f -> toProto(job, f)));
         });
     }
 
@@ -81,13 +84,13 @@ public class JobGrpcService implements JobService {
             JobState state = request.getState().isEmpty() ? null : JobState.valueOf(request.getState());
             JobQuery query = JobQuery.page(blankToNull(request.getQueue()), state, blankToNull(request.getUser()),
                     request.getCursor(), limit);
-            return admission.list(query, callers.current()).map(jobs -> {
+            return admission.list(query, callers.current()).chain(jobs -> startTimes.of(jobs).map(forecasts -> {
                 String next = query.nextCursor(jobs);
                 return ListJobsResponse.newBuilder()
-                        .addAllJobs(jobs.stream().map(JobGrpcService::toProto).toList())
+                        .addAllJobs(jobs.stream().map(j -> toProto(j, forecasts.get(j.id))).toList())
                         .setNextCursor(next == null ? "" : next)
                         .build();
-            });
+            }));
         });
     }
 
@@ -154,6 +157,11 @@ public class JobGrpcService implements JobService {
     }
 
     static Job toProto(JobEntity job) {
+        return toProto(job, null);
+    }
+
+    /** With the job's start-time forecast ({@code forecast} null: none). */
+    static Job toProto(JobEntity job, StartTimes.Forecast forecast) {
         Job.Builder proto = Job.newBuilder()
                 .setId(job.id.toString()).setName(job.name).setQueue(job.queue).setTeam(job.team).setOwner(job.owner)
                 .setPriorityClass(job.priorityClass == null ? "" : job.priorityClass).setPriority(job.priority)
@@ -177,6 +185,14 @@ public class JobGrpcService implements JobService {
                 where.addTasks(task);
             }
             proto.setPlacement(where);
+        }
+        if (forecast != null) {
+            if (forecast.at() != null) {
+                proto.setEstimatedStartAt(forecast.at().toString());
+            }
+            proto.setStartForecast(dev.gantry.contracts.grpc.v1.StartForecast.newBuilder().setBasis(forecast.basis())
+                    .addAllWaitsFor(forecast.waitsFor().stream().map(java.util.UUID::toString).toList())
+                    .setNote(forecast.note() == null ? "" : forecast.note()));
         }
         return proto.build();
     }

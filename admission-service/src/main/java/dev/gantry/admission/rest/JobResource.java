@@ -3,6 +3,7 @@ package dev.gantry.admission.rest;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.gantry.admission.forecast.StartTimes;
 import dev.gantry.admission.JobAdmission;
 import dev.gantry.admission.JobQuery;
 import dev.gantry.admission.domain.Caller;
@@ -51,9 +52,11 @@ public class JobResource {
     private final Callers callers;
     private final RequestLimits limits;
     private final OpenStreams streams;
+    private final StartTimes startTimes;
 
-    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams) {
+    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams, StartTimes startTimes) {
         this.streams = streams;
+        this.startTimes = startTimes;
         this.admission = admission;
         this.callers = callers;
         this.limits = limits;
@@ -100,7 +103,7 @@ public class JobResource {
     @GET
     @Path("/{id}")
     public Uni<JobView> get(@PathParam("id") UUID id) {
-        return admission.find(id, callers.current()).map(JobView::of);
+        return admission.find(id, callers.current()).chain(job -> startTimes.of(job).map(f -> JobView.of(job, f)));
     }
 
     @GET
@@ -108,8 +111,8 @@ public class JobResource {
             @QueryParam("user") String user, @QueryParam("cursor") String cursor,
             @QueryParam("limit") @DefaultValue("50") @Min(1) @Max(500) int limit) {
         JobQuery query = JobQuery.page(queue, state, user, cursor, limit);
-        return admission.list(query, callers.current()).map(jobs -> new JobPage(
-                jobs.stream().map(JobView::of).toList(), query.nextCursor(jobs)));
+        return admission.list(query, callers.current()).chain(jobs -> startTimes.of(jobs).map(forecasts -> new JobPage(
+                jobs.stream().map(j -> JobView.of(j, forecasts.get(j.id))).toList(), query.nextCursor(jobs))));
     }
 
     /** What happened to the job, oldest first: submitted, placed, preempted or requeued and why, ended. */

@@ -45,6 +45,13 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             """;
 
     static volatile String allocations = "[]";
+    /** placement's {@code GET /v1/start-forecasts} answer (tests of the expected start set it); none forecast by default. */
+    public static final String NO_FORECASTS = "{\"computedAt\": null, \"maxJobs\": 500, \"items\": []}";
+    public static volatile String startForecasts = NO_FORECASTS;
+    /** placement answers 500 to everything. */
+    public static volatile boolean placementDown;
+    /** The query strings placement's start-forecasts were asked with, newest last. */
+    public static final List<String> FORECAST_QUERIES = new java.util.concurrent.CopyOnWriteArrayList<>();
     static volatile boolean inventoryDown;
     /** Nodes appended to the last page (JSON, each starting with a comma). */
     static volatile String extraNodes = "";
@@ -67,7 +74,16 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             String query = exchange.getRequestURI().getQuery();
             return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2.formatted(extraNodes) : NODES_PAGE_1);
         });
-        placement = serve(base + 2, exchange -> new Answer(200, allocations));
+        placement = serve(base + 2, exchange -> {
+            if (placementDown) {
+                return new Answer(500, "{\"status\": 500}");
+            }
+            if (exchange.getRequestURI().getPath().equals("/v1/start-forecasts")) {
+                FORECAST_QUERIES.add(String.valueOf(exchange.getRequestURI().getQuery()));
+                return new Answer(200, startForecasts);
+            }
+            return new Answer(200, allocations);
+        });
         quota = serve(base, exchange -> {
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/v1/queues")) {

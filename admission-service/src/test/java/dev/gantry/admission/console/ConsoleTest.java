@@ -56,6 +56,7 @@ class ConsoleTest {
         ConsoleServicesStub.allocations = "[]";
         ConsoleServicesStub.inventoryDown = false;
         ConsoleServicesStub.extraNodes = "";
+        ConsoleServicesStub.startForecasts = ConsoleServicesStub.NO_FORECASTS;
     }
 
     private static String submit(String token, String name, int replicas, int gpus) {
@@ -289,6 +290,25 @@ class ConsoleTest {
                 .doesNotContain("data-job=\"" + mine + "\"");
         // every form control has a label
         assertThat(team).contains("<label for=\"j-name\">").contains("<label for=\"yaml\">").contains("<label for=\"f-queue\">");
+    }
+
+    @Test
+    void jobsPageShowsWhenAWaitingJobIsExpectedToStartAndWhy() {
+        String alice = token("alice", "vision");
+        String head = submit(alice, "start-head", 1, 8);
+        String behind = submit(alice, "start-behind", 1, 8);
+        ConsoleServicesStub.startForecasts = """
+                {"computedAt": "2026-12-07T10:00:00Z", "maxJobs": 500, "items": [
+                  {"jobId": "%s", "startAt": "%s", "basis": "reservation", "waitsFor": [], "note": "reserved: after 1 job ends"},
+                  {"jobId": "%s", "startAt": null, "basis": "unknown", "waitsFor": [], "note": "unknown: not within the 168 h looked ahead"}]}
+                """.formatted(head, java.time.Instant.now().plusSeconds(3 * 3600 + 600), behind);
+
+        String html = page("/jobs?scope=mine&state=QUEUED", alice);
+        assertThat(html).contains("<th scope=\"col\">Expected start</th>");
+        String headRow = html.substring(html.indexOf("data-job=\"" + head + "\""));
+        assertThat(headRow.substring(0, headRow.indexOf("</tr>"))).containsPattern("<td class=\"start\">in 3 h (9|10) min \\(reserved: after 1 job ends\\)</td>");
+        String behindRow = html.substring(html.indexOf("data-job=\"" + behind + "\""));
+        assertThat(behindRow.substring(0, behindRow.indexOf("</tr>"))).contains("<td class=\"start\">unknown: not within the 168 h looked ahead</td>");
     }
 
     @Test

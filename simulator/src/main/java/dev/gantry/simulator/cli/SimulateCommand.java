@@ -2,6 +2,7 @@ package dev.gantry.simulator.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gantry.placement.engine.forecast.StartForecaster;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.simulator.cluster.ClusterFile;
@@ -39,7 +40,7 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
             + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
@@ -81,7 +82,7 @@ public final class SimulateCommand {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
                         "--modes", "--batch"),
-                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation"));
+                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
         if (!List.of("philly", "openb", "gantry-csv").contains(format)) {
@@ -182,8 +183,15 @@ public final class SimulateCommand {
             }
             int reservations = a.get("--reservations", null) == null ? 1 : positiveInt(a.get("--reservations", null), "--reservations");
             run.put("timefoldReservations", reservations);
+            // the placement service's forecaster with its default bounds (gantry.placement.forecast.*)
+            StartForecaster forecaster = a.flag("--forecast") ? new StartForecaster(FORECAST_JOBS, FORECAST_HORIZON_SECONDS,
+                    FORECAST_STEPS, reservations) : null;
+            if (forecaster != null) {
+                run.put("startForecast", "first " + FORECAST_JOBS + " jobs in line, " + FORECAST_HORIZON_SECONDS / 3600 + " h ahead, "
+                        + FORECAST_STEPS + " release times at most");
+            }
             Replay replay = new Replay(cluster, jobs, new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
-                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations));
+                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations, forecaster));
             if (!a.flag("--quiet")) {
                 bar = new ProgressBar(err, policies.size());
             }
@@ -207,6 +215,11 @@ public final class SimulateCommand {
         out.println("wrote " + outDir.resolve("metrics.json") + " and " + outDir.resolve("report.html"));
         return 0;
     }
+
+    /** The placement service's defaults for its forecast (gantry.placement.forecast.max-jobs, .horizon, .max-steps). */
+    static final int FORECAST_JOBS = 500;
+    static final long FORECAST_HORIZON_SECONDS = 7 * 24 * 3600;
+    static final int FORECAST_STEPS = 2000;
 
     private static int makeCluster(String[] argv, PrintStream out, PrintStream err) {
         if (argv.length < 2 || !List.of("philly", "openb").contains(argv[1])) {

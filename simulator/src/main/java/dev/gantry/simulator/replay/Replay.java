@@ -12,6 +12,7 @@ import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.domain.TaskPlacement;
+import dev.gantry.placement.engine.forecast.StartForecast;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.simulator.cluster.ClusterFile;
@@ -19,12 +20,15 @@ import dev.gantry.simulator.policy.LasPlanner;
 import dev.gantry.simulator.policy.Policies;
 import dev.gantry.simulator.trace.TraceJob;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 
 /**
  * Discrete-event replay of a job trace against one policy. Arrivals and completions happen at
@@ -53,6 +57,12 @@ public final class Replay {
         long end = -1;
         int preemptions;
         List<RunningTask> tasks = List.of();
+        /** Start-time forecasts ({@link ForecastSample}): when made (MIN_VALUE: not yet), what (-1: unknown). */
+        long atSubmissionMadeAt = Long.MIN_VALUE;
+        long atSubmission = -1;
+        boolean placedInFirstWindow;
+        long atHourMadeAt = Long.MIN_VALUE;
+        long atHour = -1;
 
         Live(TraceJob job) {
             this.job = job;
@@ -171,6 +181,9 @@ public final class Replay {
                 endByName.put(l.job.name(), l.end);
                 completions.add(l);
             }
+            if (options.forecaster() != null) {
+                forecast(sc, plan, tick, pending.values(), runningByName, endByName);
+            }
             sample(runningByName.values(), nodeIndex, pending.isEmpty(), stranded, idleWaiting);
             double frac = jobs.isEmpty() ? 1 : Math.min(1.0, (double) (tick - first) / Math.max(1, lastSubmit - first));
             progress.update(frac, policy + " t+" + (tick - first) / 3600 + "h run " + runningByName.size() + " wait " + pending.size());
@@ -179,8 +192,62 @@ public final class Replay {
                 .map(l -> new JobRecord(l.job.name(), l.job.queue(), l.job.gpuMilli() / 1000.0, l.job.submitSeconds(), l.job.durationSeconds(),
                         l.firstStart, l.end, l.preemptions))
                 .toList();
+        List<ForecastSample> forecasts = new ArrayList<>();
+        if (options.forecaster() != null) {
+            for (Live l : all) {
+                if (l.atSubmissionMadeAt != Long.MIN_VALUE) {
+                    forecasts.add(new ForecastSample(l.job.name(), "submission", l.atSubmissionMadeAt, l.atSubmission, l.firstStart,
+                            l.placedInFirstWindow));
+                }
+                if (l.atHourMadeAt != Long.MIN_VALUE) {
+                    forecasts.add(new ForecastSample(l.job.name(), "1h", l.atHourMadeAt, l.atHour, l.firstStart, false));
+                }
+            }
+        }
         return new ReplayResult(policy, cluster.gpuMilli(), records, segments, solveMillis, stranded, idleWaiting, preemptions, fallbacks, fastPaths,
-                (System.nanoTime() - wallStart) / 1_000_000);
+                (System.nanoTime() - wallStart) / 1_000_000, forecasts);
+    }
+
+    /**
+     * After a window's plan is applied: the forecast start of each job it left waiting that has none
+     * yet ("at submission"), and of each still waiting an hour or more after its submission that has
+     * no such forecast yet; a job first seen in this window and placed by it gets its start as its
+     * forecast. The replay knows every end exactly, as the estimates the forecaster is given.
+     */
+    private void forecast(Scenario sc, Plan plan, long tick, Collection<Live> waiting, Map<String, Live> runningByName,
+            Map<String, Long> endByName) {
+        for (Placement p : plan.placements()) {
+            Live l = runningByName.get(p.job());
+            if (l != null && l.atSubmissionMadeAt == Long.MIN_VALUE) {
+                l.atSubmissionMadeAt = tick;
+                l.atSubmission = tick;
+                l.placedInFirstWindow = true;
+            }
+        }
+        Set<String> wanted = new HashSet<>();
+        for (Live l : waiting) {
+            if (l.atSubmissionMadeAt == Long.MIN_VALUE || l.atHourMadeAt == Long.MIN_VALUE && tick >= l.job.submitSeconds() + 3600) {
+                wanted.add(l.job.name());
+            }
+        }
+        if (wanted.isEmpty()) {
+            return;
+        }
+        Map<String, StartForecast> f = options.forecaster().forecast(sc, plan, name -> endByName.getOrDefault(name, Long.MAX_VALUE), wanted);
+        for (Live l : waiting) {
+            if (!wanted.contains(l.job.name())) {
+                continue;
+            }
+            StartForecast one = f.get(l.job.name());
+            long predicted = one == null || one.startSeconds() == null ? -1 : one.startSeconds();
+            if (l.atSubmissionMadeAt == Long.MIN_VALUE) {
+                l.atSubmissionMadeAt = tick;
+                l.atSubmission = predicted;
+            } else {
+                l.atHourMadeAt = tick;
+                l.atHour = predicted;
+            }
+        }
     }
 
     private Scenario scenario(String name, long now, Iterable<Live> running, Iterable<Live> waiting, boolean las) {

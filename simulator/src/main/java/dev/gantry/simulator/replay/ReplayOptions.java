@@ -1,5 +1,6 @@
 package dev.gantry.simulator.replay;
 
+import dev.gantry.placement.engine.forecast.StartForecaster;
 import dev.gantry.placement.engine.planner.SolverProfile;
 
 /**
@@ -11,10 +12,12 @@ import dev.gantry.placement.engine.planner.SolverProfile;
  * ({@code ReservingPlanner}), and {@code solverMoves}: null, the solver works to the profile's
  * deadline; else it evaluates that many moves per window with a fixed seed, so that a replay
  * repeats exactly ({@code TimefoldPlanner}'s reproducible mode), and {@code reservations}: how
- * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only).
+ * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only), and
+ * {@code forecaster}: null, no start-time forecasts; else every waiting job's start is forecast
+ * when it is first left waiting and again an hour after its submission ({@link ForecastSample}).
  */
 public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
-        boolean reservation, Long solverMoves, int reservations) {
+        boolean reservation, Long solverMoves, int reservations, StartForecaster forecaster) {
     public ReplayOptions {
         if (reservations < 1) {
             throw new IllegalArgumentException("reservations must be at least 1");
@@ -25,6 +28,12 @@ public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean p
         if (solverMoves != null && solverMoves <= 0) {
             throw new IllegalArgumentException("solver moves must be positive");
         }
+    }
+
+    /** No start-time forecasts. */
+    public ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
+            boolean reservation, Long solverMoves, int reservations) {
+        this(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, null);
     }
 
     /** One reservation (EASY's). */

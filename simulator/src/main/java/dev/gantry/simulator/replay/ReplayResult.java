@@ -10,6 +10,7 @@ import java.util.List;
  * @param strandedGpus   per window after planning: free whole GPUs on partly used nodes
  * @param fastPaths      windows where timefold's solver was skipped (greedy placed everything)
  * @param idleWhileWaiting per window after planning, when jobs still wait: free GPUs
+ * @param forecasts      start-time forecasts set against the actual starts (empty without a forecaster)
  */
 public record ReplayResult(
         String policy,
@@ -22,5 +23,12 @@ public record ReplayResult(
         int preemptions,
         int fallbacks,
         int fastPaths,
-        long wallMillis) {
+        long wallMillis,
+        List<ForecastSample> forecasts) {
+
+    public ReplayResult(String policy, long capacityMilli, List<JobRecord> jobs, List<long[]> segments, List<Long> solveMillis,
+            List<Integer> strandedGpus, List<Integer> idleWhileWaiting, int preemptions, int fallbacks, int fastPaths, long wallMillis) {
+        this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths, wallMillis,
+                List.of());
+    }
 }

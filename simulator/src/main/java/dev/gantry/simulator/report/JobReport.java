@@ -43,6 +43,10 @@ public final class JobReport {
                 pct[k] = Math.round(1000 * held[k] / cap) / 10.0;
             }
             m.put("allocationOverTime", Map.of("fromSeconds", first, "bucketSeconds", bucket, "percentOfGpus", pct));
+            List<ForecastAccuracy> forecasts = ForecastAccuracy.of(r);
+            if (!forecasts.isEmpty()) {
+                m.put("startForecast", forecasts.stream().map(ForecastAccuracy::toMap).toList());
+            }
             ps.add(m);
         }
         root.put("policies", ps);
@@ -101,6 +105,7 @@ public final class JobReport {
             }
             sb.append('\n');
         }
+        results.stream().flatMap(r -> ForecastAccuracy.of(r).stream()).forEach(f -> sb.append(f.line()));
         return sb.toString();
     }
 

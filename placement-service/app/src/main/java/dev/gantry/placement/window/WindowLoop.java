@@ -66,6 +66,10 @@ public class WindowLoop {
     private final Vertx vertx;
     private final Leadership leadership;
     private final NodeQuarantine quarantine;
+    /** The waiting jobs' start-time forecast, recomputed after each window that planned. */
+    private final StartForecasts forecasts;
+    /** One forecast at a time: a window finding the last still running leaves this one's to the next. */
+    private final AtomicBoolean forecasting = new AtomicBoolean();
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
@@ -73,6 +77,8 @@ public class WindowLoop {
     private final Planner planner;
     /** How many waiting jobs that do not fit get a reservation (EASY: 1; 0: none). */
     private final int reservations;
+    /** The reservations count per queue (each queue's heads), not in all: one queue's head cannot leave another's without one. */
+    private final boolean reservationsPerQueue;
     /** Runtime estimates for the reservations: the job's own, else learned from completed jobs, else the default. */
     private final RuntimeHistory history;
     /** The pods that arrived lately: what the planners' fragmentation gauge keeps room for. */
@@ -111,8 +117,9 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine, RuntimeHistory history,
+            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
+            @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean reservationsPerQueue,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
@@ -126,11 +133,13 @@ public class WindowLoop {
         this.leadership = leadership;
         this.metrics = metrics;
         this.quarantine = quarantine;
+        this.forecasts = forecasts;
         this.planner = Planners.byName(plannerName, arrivals);
         if (reservations < 0) {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
         }
         this.reservations = reservations;
+        this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
                 .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")));
@@ -171,6 +180,7 @@ public class WindowLoop {
                 // nothing to plan, but a node may have shrunk under its jobs (its reason, metric and alert
                 // should not wait for new work) or a quarantined one may have been mended
                 recheckQuarantine(now, state);
+                forecasts.clear(now);
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
@@ -195,9 +205,30 @@ public class WindowLoop {
                                 LOG.infof("window: %d of %d pending jobs placed", placed, state.waiting().size());
                             }
                             recordReasonsInBackground(decision);
+                            forecastInBackground(decision, state);
                         });
                     });
         });
+    }
+
+    /**
+     * Recomputes the start-time forecast from this window's scenario and plan on a worker thread,
+     * beside the next window: it is news for users, not part of the decision.
+     */
+    private void forecastInBackground(Decision decision, State state) {
+        if (decision.scenario() == null || !forecasting.compareAndSet(false, true)) {
+            return;
+        }
+        if (!forecasts.due()) {
+            forecasting.set(false);
+            return;
+        }
+        var ends = history.current().ends(state.placed(), decision.scenario().nowSeconds());
+        vertx.executeBlocking(Uni.createFrom().item(() -> {
+            forecasts.recompute(decision.scenario(), decision.plan(), ends);
+            return true;
+        })).eventually(() -> forecasting.set(false)).subscribe().with(ignored -> {
+        }, e -> LOG.warnf("start-time forecast failed (the next window tries again): %s", e.toString()));
     }
 
     /** With nothing to plan: which nodes are still inconsistent (as {@link #decide} would find them). */
@@ -574,7 +605,8 @@ public class WindowLoop {
         // the reservations: runtime estimates of the waiting jobs in the scenario, estimated ends of the running ones
         RuntimeEstimates estimates = history.current();
         scenario = estimates.withEstimates(scenario, waiting);
-        Planner composed = Planners.window(planner, estimates.ends(state.placed(), scenario.nowSeconds()), reservations);
+        Planner composed = Planners.window(planner, estimates.ends(state.placed(), scenario.nowSeconds()), reservations,
+                reservationsPerQueue);
         long solveStart = System.nanoTime();
         metrics.observePhase(step + "build", solveStart - buildStart);
         Plan plan = composed.plan(scenario, profile);

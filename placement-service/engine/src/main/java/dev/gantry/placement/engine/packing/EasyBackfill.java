@@ -23,6 +23,11 @@ import java.util.function.ToLongFunction;
  * make a later reservation later); a job may then use a reservation's GPUs only if it ends before
  * that reservation starts. One reservation is EASY, as before.
  *
+ * <p>Per queue ({@code perQueue}): each queue's first {@code maxReservations} jobs that do not fit
+ * get a reservation (made as above, in the order offered), so the head of one queue never leaves
+ * another queue's head without one: with a single global reservation a gang of a second queue
+ * waits unprotected, and a stream of small jobs can keep taking the GPUs it needs.
+ *
  * <p>Runtime estimates: a pending job's {@code estimatedRuntimeSeconds}; a running job's end
  * comes from {@code estimatedEnd}, which the caller must supply (a scenario does not carry it).
  */
@@ -60,6 +65,8 @@ public final class EasyBackfill {
     private final ClusterState state;
     private final QueueLedger ledger;
     private final int maxReservations;
+    private final boolean perQueue;
+    private final java.util.Map<String, Integer> reservedByQueue = new java.util.HashMap<>();
     private final List<Holder> holders = new ArrayList<>();
     /** In the order they were made (the first is the head's). */
     private final List<Reservation> reservations = new ArrayList<>();
@@ -85,6 +92,15 @@ public final class EasyBackfill {
      * @param maxReservations how many jobs that do not fit get a reservation (1: EASY)
      */
     public EasyBackfill(Scenario sc, GangPacker packer, ToLongFunction<String> estimatedEnd, int maxReservations) {
+        this(sc, packer, estimatedEnd, maxReservations, false);
+    }
+
+    /**
+     * @param maxReservations how many jobs that do not fit get a reservation (1: EASY), in all or per queue
+     * @param perQueue        {@code maxReservations} counts per queue, not in all
+     */
+    public EasyBackfill(Scenario sc, GangPacker packer, ToLongFunction<String> estimatedEnd, int maxReservations, boolean perQueue) {
+        this.perQueue = perQueue;
         if (maxReservations < 1) {
             throw new IllegalArgumentException("maxReservations must be at least 1");
         }
@@ -107,6 +123,17 @@ public final class EasyBackfill {
 
     /** Starts the job if EASY lets it start now, else makes it a head if fewer than {@code maxReservations} have one. */
     public Outcome offer(PendingJob job) {
+        return offer(job, null);
+    }
+
+    /**
+     * As {@link #offer(PendingJob)}; when the job becomes a head, {@code earlier} (may be null) is taken
+     * as its reservation instead of searching again if it is this job's and still ahead. For a caller
+     * replaying time forward (the start-time forecast): a reservation made at an earlier time stays
+     * right while the estimates hold, since every job started since respected it. It must be the
+     * reservation this pass would make in the same position (the same heads before it).
+     */
+    public Outcome offer(PendingJob job, Reservation earlier) {
         List<Replica> reps = Replica.of(job);
         if (ledger.headroom(job.queue()) < GangPacker.minGangMilli(job, reps)) {
             return Outcome.OVER_CAPABILITY;
@@ -126,14 +153,15 @@ public final class EasyBackfill {
             lastFit = fit;
             return Outcome.STARTED;
         }
-        if (reservations.size() >= maxReservations) {
+        if (full(job.queue())) {
             return Outcome.HELD_BACK;
         }
-        Reservation r = reserve(job, reps);
+        Reservation r = earlier != null && earlier.head().equals(job.name()) && earlier.start() > now ? earlier : reserve(job, reps);
         if (r == null) {
             return reservations.isEmpty() ? Outcome.NEVER_FITS : Outcome.HELD_BACK;
         }
         reservations.add(r);
+        reservedByQueue.merge(job.queue(), 1, Integer::sum);
         int at = 0;
         while (at < byStart.size() && byStart.get(at).start() <= r.start()) {
             at++;
@@ -142,6 +170,11 @@ public final class EasyBackfill {
         views = new ClusterState[reservations.size() + 1];
         views[0] = state;
         return Outcome.RESERVED;
+    }
+
+    /** Whether a job of {@code queue} that does not fit can no longer get a reservation (all of its queue's, or all, are made). */
+    public boolean full(String queue) {
+        return perQueue ? reservedByQueue.getOrDefault(queue, 0) >= maxReservations : reservations.size() >= maxReservations;
     }
 
     /** Where a job ending at {@code end} may go: the state with the GPUs of every reservation it does not end in time for taken. */

@@ -55,10 +55,15 @@ public final class Planners {
      * @throws IllegalArgumentException for a negative number of reservations
      */
     public static Planner window(Planner planner, ToLongFunction<String> estimatedEnd, int reservations) {
+        return window(planner, estimatedEnd, reservations, false);
+    }
+
+    /** As {@link #window(Planner, ToLongFunction, int)}; {@code perQueue}: {@code reservations} heads per queue, not in all. */
+    public static Planner window(Planner planner, ToLongFunction<String> estimatedEnd, int reservations, boolean perQueue) {
         if (reservations < 0) {
             throw new IllegalArgumentException("reservations must be 0 (off) or more, got " + reservations);
         }
-        return reservations == 0 || estimatedEnd == null ? planner : new ReservingPlanner(planner, estimatedEnd, reservations);
+        return reservations == 0 || estimatedEnd == null ? planner : new ReservingPlanner(planner, estimatedEnd, reservations, perQueue);
     }
 
     /** {@link #window(Planner, ToLongFunction, int)} around the planner of that name ({@link #byName(String, WorkloadMix)}). */
@@ -73,5 +78,10 @@ public final class Planners {
      */
     public static Planner fastPath(WorkloadMix mix, ToLongFunction<String> estimatedEnd, int reservations) {
         return window(fastPath(mix), estimatedEnd, reservations);
+    }
+
+    /** As {@link #fastPath(WorkloadMix, ToLongFunction, int)}, the reservations per queue when {@code perQueue}. */
+    public static Planner fastPath(WorkloadMix mix, ToLongFunction<String> estimatedEnd, int reservations, boolean perQueue) {
+        return window(fastPath(mix), estimatedEnd, reservations, perQueue);
     }
 }

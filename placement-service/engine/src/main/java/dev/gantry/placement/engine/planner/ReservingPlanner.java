@@ -49,7 +49,9 @@ import org.slf4j.LoggerFactory;
  * With {@code reservations} above one, the first that many jobs that do not fit get a reservation
  * each ({@link EasyBackfill}'s conservative variant: a later one on GPUs no earlier one holds); a
  * job then fills the holes of the reservations it ends in time for, and the wrapped planner
- * plans the rest with every hole held. One reservation (the default) is EASY, as above.
+ * plans the rest with every hole held. One reservation (the default) is EASY, as above. Per queue
+ * ({@code perQueue}), each queue's first {@code reservations} such jobs get one, so one queue's
+ * head cannot leave another queue's head without a reservation.
  * The combined plan is checked against the real scenario; if it were invalid, the wrapped
  * planner's plan for the real scenario is returned instead ({@code metadata.reservationDropped}).
  */
@@ -61,6 +63,7 @@ public final class ReservingPlanner implements Planner {
     private final Planner planner;
     private final ToLongFunction<String> estimatedEnd;
     private final int reservations;
+    private final boolean perQueue;
 
     /**
      * @param planner      plans the window around the reservation
@@ -73,6 +76,12 @@ public final class ReservingPlanner implements Planner {
 
     /** @param reservations how many jobs that do not fit get a reservation (1: EASY's head of the line only) */
     public ReservingPlanner(Planner planner, ToLongFunction<String> estimatedEnd, int reservations) {
+        this(planner, estimatedEnd, reservations, false);
+    }
+
+    /** @param perQueue {@code reservations} counts per queue (each queue's heads), not in all */
+    public ReservingPlanner(Planner planner, ToLongFunction<String> estimatedEnd, int reservations, boolean perQueue) {
+        this.perQueue = perQueue;
         if (reservations < 1) {
             throw new IllegalArgumentException("reservations must be at least 1");
         }
@@ -92,9 +101,10 @@ public final class ReservingPlanner implements Planner {
         List<PendingJob> order = new ArrayList<>(sc.pending());
         order.sort(Aging.order(sc.nowSeconds()));
         GangPacker packer = new GangPacker(sc.nodes());
-        EasyBackfill easy = new EasyBackfill(sc, packer, estimatedEnd, reservations);
+        EasyBackfill easy = new EasyBackfill(sc, packer, estimatedEnd, reservations, perQueue);
         for (PendingJob job : order) {
-            if (easy.offer(job) == EasyBackfill.Outcome.RESERVED && easy.reservations().size() >= reservations) {
+            // in all: once every reservation is made nothing more is learned; per queue a later queue may still need its own
+            if (easy.offer(job) == EasyBackfill.Outcome.RESERVED && !perQueue && easy.reservations().size() >= reservations) {
                 break;
             }
         }

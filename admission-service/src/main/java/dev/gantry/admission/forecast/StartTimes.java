@@ -1,0 +1,81 @@
+package dev.gantry.admission.forecast;
+
+import dev.gantry.admission.console.PlacementClient;
+import dev.gantry.admission.domain.JobState;
+import dev.gantry.admission.persistence.JobEntity;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.eclipse.microprofile.rest.client.inject.RestClient;
+import org.jboss.logging.Logger;
+
+/**
+ * When waiting jobs are expected to start, asked of placement when jobs are read (as inventory
+ * asks it which nodes are quarantined): the forecast is placement's judgment of its last window,
+ * recomputed every window and kept in its memory, so asking at read time shows the freshest one
+ * and nothing here can go stale or outlive a placement restart. Only jobs that wait (QUEUED,
+ * PREEMPTED) have one; when placement does not answer in time they show it as unknown, with why.
+ */
+@ApplicationScoped
+public class StartTimes {
+
+    private static final Logger LOG = Logger.getLogger(StartTimes.class);
+    private static final Duration WAIT = Duration.ofMillis(1000);
+
+    /** A waiting job's expected start: {@code at} null when unknown; {@code waitsFor}: jobs that must end first. */
+    public record Forecast(Instant at, String basis, List<UUID> waitsFor, String note) {
+        static Forecast unknown(String why) {
+            return new Forecast(null, "unknown", List.of(), "unknown: " + why);
+        }
+    }
+
+    private final PlacementClient placement;
+
+    public StartTimes(@RestClient PlacementClient placement) {
+        this.placement = placement;
+    }
+
+    public static boolean waits(JobEntity job) {
+        return job.state == JobState.QUEUED || job.state == JobState.PREEMPTED;
+    }
+
+    /** The forecast of each waiting job of {@code jobs}, by id; the others have none. */
+    public Uni<Map<UUID, Forecast>> of(List<JobEntity> jobs) {
+        List<String> waiting = jobs.stream().filter(StartTimes::waits).map(j -> j.id.toString()).toList();
+        if (waiting.isEmpty()) {
+            return Uni.createFrom().item(Map.of());
+        }
+        // a long page asks for all (one URL holds some dozens of ids); placement bounds the list by its max-jobs
+        return placement.startForecasts(waiting.size() <= 40 ? waiting : List.of())
+                .ifNoItem().after(WAIT).fail()
+                .map(page -> {
+                    Map<UUID, PlacementClient.StartForecast> byJob = new HashMap<>();
+                    page.items().forEach(f -> byJob.put(f.jobId(), f));
+                    Map<UUID, Forecast> out = new HashMap<>();
+                    for (String id : waiting) {
+                        UUID job = UUID.fromString(id);
+                        PlacementClient.StartForecast f = byJob.get(job);
+                        out.put(job, f != null ? new Forecast(f.startAt(), f.basis(), f.waitsFor() == null ? List.of() : f.waitsFor(), f.note())
+                                : page.computedAt() == null ? Forecast.unknown("placement has not forecast yet")
+                                : Forecast.unknown("not forecast (more than " + page.maxJobs() + " jobs ahead of it in line, or it arrived after the last window)"));
+                    }
+                    return out;
+                })
+                .onFailure().recoverWithItem(e -> {
+                    LOG.debugf("placement-service did not say when jobs start: %s", e.toString());
+                    Map<UUID, Forecast> out = new HashMap<>();
+                    waiting.forEach(id -> out.put(UUID.fromString(id), Forecast.unknown("placement-service did not answer")));
+                    return out;
+                });
+    }
+
+    /** One job's forecast (null when it does not wait). */
+    public Uni<Forecast> of(JobEntity job) {
+        return of(List.of(job)).map(m -> m.get(job.id));
+    }
+}
