@@ -51,11 +51,12 @@ class StartTimesTest {
                 .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
     }
 
-    private static void forecast(String job, String startAt, String basis, String note) {
+    private static void forecast(String job, String startAt, String basis, String note, String... waitsFor) {
         ConsoleServicesStub.startForecasts = """
                 {"computedAt": "2026-12-07T10:00:00Z", "maxJobs": 500, "items": [
-                  {"jobId": "%s", "startAt": %s, "basis": "%s", "waitsFor": ["%s"], "note": "%s", "futureField": 1}]}
-                """.formatted(job, startAt == null ? "null" : "\"" + startAt + "\"", basis, RUNNING_JOB, note);
+                  {"jobId": "%s", "startAt": %s, "basis": "%s", "waitsFor": [%s], "note": "%s", "futureField": 1}]}
+                """.formatted(job, startAt == null ? "null" : "\"" + startAt + "\"", basis,
+                String.join(", ", java.util.Arrays.stream(waitsFor).map(w -> "\"" + w + "\"").toList()), note);
     }
 
     private JobService as(String token) {
@@ -68,11 +69,12 @@ class StartTimesTest {
     void aWaitingJobShowsWhenItIsExpectedToStartAndWhy() {
         String token = Tokens.of("sam", "vision");
         String id = submit(token, "forecast-head");
-        forecast(id, "2026-12-07T10:16:40Z", "reservation", "reserved: after 1 job ends");
+        String ahead = submit(token, "forecast-ahead");
+        forecast(id, "2026-12-07T10:16:40Z", "reservation", "reserved: after 1 job ends", ahead);
 
         JsonPath one = given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200).extract().jsonPath();
         assertThat(one.getString("estimatedStartAt")).isEqualTo("2026-12-07T10:16:40Z");
-        assertThat(one.getMap("startForecast")).isEqualTo(Map.of("basis", "reservation", "waitsFor", List.of(RUNNING_JOB),
+        assertThat(one.getMap("startForecast")).isEqualTo(Map.of("basis", "reservation", "waitsFor", List.of(ahead),
                 "note", "reserved: after 1 job ends"));
         assertThat(ConsoleServicesStub.FORECAST_QUERIES.getLast()).as("one job asked for by id").isEqualTo("job=" + id);
 
@@ -84,11 +86,32 @@ class StartTimesTest {
         Job viaGrpc = as(token).get(GetJobRequest.newBuilder().setId(id).build()).await().atMost(WAIT);
         assertThat(viaGrpc.getEstimatedStartAt()).isEqualTo("2026-12-07T10:16:40Z");
         assertThat(viaGrpc.getStartForecast().getBasis()).isEqualTo("reservation");
-        assertThat(viaGrpc.getStartForecast().getWaitsForList()).containsExactly(RUNNING_JOB);
+        assertThat(viaGrpc.getStartForecast().getWaitsForList()).containsExactly(ahead);
         assertThat(viaGrpc.getStartForecast().getNote()).isEqualTo("reserved: after 1 job ends");
         Job listed = as(token).list(ListJobsRequest.newBuilder().setLimit(500).build()).await().atMost(WAIT).getJobsList().stream()
                 .filter(j -> j.getId().equals(id)).findFirst().orElseThrow();
         assertThat(listed.getEstimatedStartAt()).isEqualTo("2026-12-07T10:16:40Z");
+    }
+
+    @Test
+    void theJobsItWaitsForOfTeamsTheCallerCannotSeeAreOnlyCounted() {
+        // placement names whoever's jobs must end first; a user learns only of those of its own teams
+        String token = Tokens.of("sam", "vision");
+        String id = submit(token, "forecast-behind-others");
+        String own = submit(token, "forecast-own-ahead");
+        String theirs = submit(Tokens.of("mallory", "speech"), "speech-ahead");
+        forecast(id, "2026-12-07T11:00:00Z", "releases", "after 3 jobs end", own, theirs, RUNNING_JOB);
+
+        JsonPath one = given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200).extract().jsonPath();
+        assertThat(one.getList("startForecast.waitsFor")).containsExactly(own);
+        assertThat(one.getString("startForecast.note")).isEqualTo("after 3 jobs end (and 2 jobs you cannot see)");
+        assertThat(one.getString("estimatedStartAt")).isEqualTo("2026-12-07T11:00:00Z");
+        Job viaGrpc = as(token).get(GetJobRequest.newBuilder().setId(id).build()).await().atMost(WAIT);
+        assertThat(viaGrpc.getStartForecast().getWaitsForList()).containsExactly(own);
+        JsonPath page = given().auth().oauth2(token).queryParam("limit", 500).when().get("/v1/jobs").then().statusCode(200).extract().jsonPath();
+        assertThat(page.getList("items.find { it.id == '" + id + "' }.startForecast.waitsFor")).containsExactly(own);
+        assertThat(given().auth().oauth2(Tokens.admin()).when().get("/v1/jobs/" + id).then().statusCode(200).extract().jsonPath()
+                .getList("startForecast.waitsFor")).as("an admin sees every job").containsExactly(own, theirs, RUNNING_JOB);
     }
 
     @Test

@@ -119,7 +119,7 @@ public class ConsoleData {
         String user = filter.scope().equals(JobFilter.MINE) ? caller.user() : null;
         JobQuery query = JobQuery.page(filter.queue(), filter.state(), user, null, limit);
         return Uni.combine().all().unis(admission.list(query, scoped), allocations()).asTuple()
-                .chain(t -> startTimes.of(t.getItem1()).map(forecasts -> {
+                .chain(t -> startTimes.of(t.getItem1(), caller).map(forecasts -> {
                     Map<UUID, List<PlacementClient.Allocation>> byJob = t.getItem2().value().stream()
                             .collect(Collectors.groupingBy(PlacementClient.Allocation::jobId));
                     Instant now = Instant.now();

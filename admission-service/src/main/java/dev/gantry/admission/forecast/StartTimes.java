@@ -1,15 +1,20 @@
 package dev.gantry.admission.forecast;
 
 import dev.gantry.admission.console.PlacementClient;
+import dev.gantry.admission.domain.Caller;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.persistence.JobEntity;
+import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
 import org.jboss.logging.Logger;
@@ -20,6 +25,8 @@ import org.jboss.logging.Logger;
  * recomputed every window and kept in its memory, so asking at read time shows the freshest one
  * and nothing here can go stale or outlive a placement restart. Only jobs that wait (QUEUED,
  * PREEMPTED) have one; when placement does not answer in time they show it as unknown, with why.
+ * Placement names the jobs a job waits for whoever owns them; a caller sees only those of teams
+ * it may see, the others only as a count ("and 2 jobs you cannot see"), as the job views hide them.
  */
 @ApplicationScoped
 public class StartTimes {
@@ -44,8 +51,40 @@ public class StartTimes {
         return job.state == JobState.QUEUED || job.state == JobState.PREEMPTED;
     }
 
-    /** The forecast of each waiting job of {@code jobs}, by id; the others have none. */
-    public Uni<Map<UUID, Forecast>> of(List<JobEntity> jobs) {
+    /**
+     * The forecast of each waiting job of {@code jobs}, by id, as {@code caller} may see it: the
+     * jobs it waits for of teams the caller cannot see are left out and counted in the note.
+     */
+    public Uni<Map<UUID, Forecast>> of(List<JobEntity> jobs, Caller caller) {
+        return of(jobs).chain(forecasts -> {
+            Set<UUID> named = new HashSet<>();
+            forecasts.values().forEach(f -> named.addAll(f.waitsFor()));
+            if (named.isEmpty() || caller.admin()) {
+                return Uni.createFrom().item(forecasts);
+            }
+            return Panache.withSession(() -> JobEntity.<JobEntity>list("id in ?1", List.copyOf(named))).map(found -> {
+                Set<UUID> visible = new HashSet<>();
+                found.stream().filter(j -> caller.canSee(j.team)).forEach(j -> visible.add(j.id));
+                Map<UUID, Forecast> out = new HashMap<>();
+                forecasts.forEach((id, f) -> out.put(id, redacted(f, visible)));
+                return out;
+            });
+        });
+    }
+
+    private static Forecast redacted(Forecast f, Set<UUID> visible) {
+        List<UUID> shown = new ArrayList<>();
+        f.waitsFor().stream().filter(visible::contains).forEach(shown::add);
+        int hidden = f.waitsFor().size() - shown.size();
+        if (hidden == 0) {
+            return f;
+        }
+        String more = " (and " + hidden + (hidden == 1 ? " job" : " jobs") + " you cannot see)";
+        return new Forecast(f.at(), f.basis(), List.copyOf(shown), f.note() == null ? more.trim() : f.note() + more);
+    }
+
+    /** The forecast of each waiting job of {@code jobs}, by id, naming every job it waits for (for the caller's own checks). */
+    Uni<Map<UUID, Forecast>> of(List<JobEntity> jobs) {
         List<String> waiting = jobs.stream().filter(StartTimes::waits).map(j -> j.id.toString()).toList();
         if (waiting.isEmpty()) {
             return Uni.createFrom().item(Map.of());
@@ -74,8 +113,8 @@ public class StartTimes {
                 });
     }
 
-    /** One job's forecast (null when it does not wait). */
-    public Uni<Forecast> of(JobEntity job) {
-        return of(List.of(job)).map(m -> m.get(job.id));
+    /** One job's forecast as {@code caller} may see it (null when it does not wait). */
+    public Uni<Forecast> of(JobEntity job, Caller caller) {
+        return of(List.of(job), caller).map(m -> m.get(job.id));
     }
 }

@@ -70,13 +70,14 @@ public class JobGrpcService implements JobService {
     public Uni<Job> get(GetJobRequest request) {
         return guarded(() -> {
             Caller caller = callers.current(); // who asks comes before what is asked: 401 before 400
-            return admission.find(id(request.getId()), caller).chain(job -> startTimes.of(job).map(f -> toProto(job, f)));
+            return admission.find(id(request.getId()), caller).chain(job -> startTimes.of(job, caller).map(f -> toProto(job, f)));
         });
     }
 
     @Override
     public Uni<ListJobsResponse> list(ListJobsRequest request) {
         return guarded(() -> {
+            Caller caller = callers.current();
             int limit = request.getLimit() == 0 ? 50 : request.getLimit();
             if (limit < 1 || limit > 500) {
                 throw GrpcErrors.status(Code.INVALID_ARGUMENT, "limit: must be 1..500", null);
@@ -84,7 +85,7 @@ public class JobGrpcService implements JobService {
             JobState state = request.getState().isEmpty() ? null : JobState.valueOf(request.getState());
             JobQuery query = JobQuery.page(blankToNull(request.getQueue()), state, blankToNull(request.getUser()),
                     request.getCursor(), limit);
-            return admission.list(query, callers.current()).chain(jobs -> startTimes.of(jobs).map(forecasts -> {
+            return admission.list(query, caller).chain(jobs -> startTimes.of(jobs, caller).map(forecasts -> {
                 String next = query.nextCursor(jobs);
                 return ListJobsResponse.newBuilder()
                         .addAllJobs(jobs.stream().map(j -> toProto(j, forecasts.get(j.id))).toList())

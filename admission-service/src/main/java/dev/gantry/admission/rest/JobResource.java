@@ -103,7 +103,8 @@ public class JobResource {
     @GET
     @Path("/{id}")
     public Uni<JobView> get(@PathParam("id") UUID id) {
-        return admission.find(id, callers.current()).chain(job -> startTimes.of(job).map(f -> JobView.of(job, f)));
+        Caller caller = callers.current();
+        return admission.find(id, caller).chain(job -> startTimes.of(job, caller).map(f -> JobView.of(job, f)));
     }
 
     @GET
@@ -111,7 +112,8 @@ public class JobResource {
             @QueryParam("user") String user, @QueryParam("cursor") String cursor,
             @QueryParam("limit") @DefaultValue("50") @Min(1) @Max(500) int limit) {
         JobQuery query = JobQuery.page(queue, state, user, cursor, limit);
-        return admission.list(query, callers.current()).chain(jobs -> startTimes.of(jobs).map(forecasts -> new JobPage(
+        Caller caller = callers.current();
+        return admission.list(query, caller).chain(jobs -> startTimes.of(jobs, caller).map(forecasts -> new JobPage(
                 jobs.stream().map(j -> JobView.of(j, forecasts.get(j.id))).toList(), query.nextCursor(jobs))));
     }
 
