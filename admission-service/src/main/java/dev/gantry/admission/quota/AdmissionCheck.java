@@ -31,9 +31,12 @@ public class AdmissionCheck {
         this.enabled = enabled;
     }
 
-    @Timeout(value = 2, unit = ChronoUnit.SECONDS)
+    // Sized for a burst on a loaded machine: 40 concurrent submitters made checks take over 2 s while
+    // quota was up, and a 10-request window opened on that (600+ of 2,000 submissions got 503). A
+    // check is given 5 s, and the circuit opens when half of the last 40 attempts failed.
+    @Timeout(value = 5, unit = ChronoUnit.SECONDS)
     @Retry(maxRetries = 2, delay = 100, jitter = 50, abortOn = QuotaRefusedRequestException.class)
-    @CircuitBreaker(requestVolumeThreshold = 10, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS,
+    @CircuitBreaker(requestVolumeThreshold = 40, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS,
             skipOn = QuotaRefusedRequestException.class)
     @CircuitBreakerName("quota-admission-check")
     public Uni<QuotaClient.CheckResult> check(JobSpec spec, Caller caller) {

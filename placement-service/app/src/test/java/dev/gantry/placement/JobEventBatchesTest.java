@@ -131,6 +131,56 @@ class JobEventBatchesTest {
         assertThat(outcomes.nacked).isEmpty();
     }
 
+    /** A job no node of the test cluster has GPUs for, so it stays pending while the test looks. */
+    private static EventEnvelope<JobQueued> unplaceable(UUID jobId, String name) {
+        JobQueued job = new JobQueued(jobId, name, "normal", "alice", 100, Instant.now(), 1,
+                List.of(new JobQueued.TaskGroup("worker", 1, 1, null, 1000, 4000)), List.of("NO-SUCH-GPU"), null, null, false,
+                Map.of(), List.of(), true, true, 600L);
+        return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
+    }
+
+    @Test
+    void aRunOfQueuedEventsStoredTogetherHasTheEffectOfStoringThemOneByOne() throws Throwable {
+        UUID seen = UUID.randomUUID();
+        UUID ended = UUID.randomUUID();
+        UUID running = UUID.randomUUID();
+        UUID twice = UUID.randomUUID();
+        UUID cancelledBetween = UUID.randomUUID();
+        UUID plain = UUID.randomUUID();
+        EventEnvelope<JobQueued> seenBefore = unplaceable(seen, "seen");
+        db.execute("insert into processed_event (event_id, type, processed_at) values (?::uuid, 'jobs.queued', now())",
+                seenBefore.eventId().toString());
+        db.execute("insert into ended_job (job_id, ended_at, how) values (?::uuid, now(), 'cancelled')", ended.toString());
+        db.execute("insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at) "
+                + "values (?::uuid, 'normal', 100, '{}', now(), now(), now() + interval '1 day')", running.toString());
+        Outcomes outcomes = new Outcomes();
+        EventBatch<JsonNode> batch = new EventBatch<>(List.of(
+                outcomes.message("seen", tree(seenBefore)),
+                outcomes.message("ended", tree(unplaceable(ended, "ended"))),
+                outcomes.message("running", tree(unplaceable(running, "running"))),
+                outcomes.message("twice-1", tree(unplaceable(twice, "first"))),
+                outcomes.message("between", tree(unplaceable(cancelledBetween, "between"))),
+                outcomes.message("cancel", tree(cancelled(cancelledBetween))),
+                outcomes.message("twice-2", tree(unplaceable(twice, "second"))),
+                outcomes.message("plain", tree(unplaceable(plain, "plain")))));
+
+        VertxContextSupport.subscribeAndAwait(() -> consumer.onJobEvents(batch));
+
+        assertThat(outcomes.acked).hasSize(8);
+        assertThat(outcomes.nacked).isEmpty();
+        for (UUID skipped : List.of(seen, ended, running, cancelledBetween)) {
+            assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", skipped.toString())).as(skipped.toString()).isZero();
+        }
+        assertThat(db.queryString("select name from pending_job where job_id = ?::uuid", twice.toString())).isEqualTo("second");
+        assertThat(db.queryString("select name from pending_job where job_id = ?::uuid", plain.toString())).isEqualTo("plain");
+        assertThat(db.queryString("select how from ended_job where job_id = ?::uuid", cancelledBetween.toString())).isEqualTo("cancelled");
+        // applied in the batch's one transaction, not one event at a time after it failed
+        assertThat(db.queryLong("select count(distinct xmin::text) from pending_job where job_id in (?::uuid, ?::uuid)",
+                twice.toString(), plain.toString())).isEqualTo(1);
+        db.execute("delete from running_job where job_id = ?::uuid", running.toString());
+        db.execute("delete from pending_job where job_id in (?::uuid, ?::uuid)", twice.toString(), plain.toString());
+    }
+
     @Test
     void anEventThatCannotBeAppliedIsNackedAloneAndTheOthersCommit() throws Throwable {
         UUID[] jobs = {UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()};

@@ -24,6 +24,8 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -48,16 +50,23 @@ public class JobEventsConsumer {
     private final Counter malformed;
     private final Counter lateForEndedJob;
 
+    private final Counter applied;
+    private final Counter duplicates;
     private final EventBatches batches;
+    private final QueuedJobsStore store;
 
-    public JobEventsConsumer(ProcessedEvents processed, EventBatches batches, StandaloneExecutor executor, WindowLoop windows,
-            MeterRegistry registry) {
+    public JobEventsConsumer(ProcessedEvents processed, EventBatches batches, QueuedJobsStore store, StandaloneExecutor executor,
+            WindowLoop windows, MeterRegistry registry) {
         this.batches = batches;
+        this.store = store;
         this.windows = windows;
         this.processed = processed;
         this.executor = executor;
         this.malformed = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "malformed");
         this.lateForEndedJob = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "stale");
+        // the same series ProcessedEvents counts for the events applied one at a time
+        this.applied = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "applied");
+        this.duplicates = registry.counter("gantry.events.consumed", "stream", Subjects.JOBS_STREAM, "outcome", "duplicate");
     }
 
     @Incoming("jobs-in")
@@ -69,7 +78,60 @@ public class JobEventsConsumer {
 
     @Incoming("jobs-batches")
     public Uni<Void> onJobEvents(EventBatch<JsonNode> batch) {
-        return batches.apply(Subjects.JOBS_STREAM, batch, this::onJobEvent);
+        return batches.apply(Subjects.JOBS_STREAM, batch, this::onJobEventsTogether, this::onJobEvent);
+    }
+
+    /**
+     * A batch in its transaction: each run of plain {@code jobs.queued} events (the bulk of a burst) is
+     * stored by one statement ({@link QueuedJobsStore}); every other event (a cancellation, a pod
+     * gang's job, one that does not decode) is applied on its own between the runs, so the batch's
+     * order is kept. The effect is that of {@link #onJobEvent} on each event in turn.
+     */
+    Uni<Void> onJobEventsTogether(List<JsonNode> events) {
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        List<QueuedJobsStore.Queued> run = new ArrayList<>();
+        for (JsonNode event : events) {
+            QueuedJobsStore.Queued queued = plainQueued(event);
+            if (queued != null) {
+                run.add(queued);
+                continue;
+            }
+            List<QueuedJobsStore.Queued> before = run;
+            chain = chain.chain(() -> storeRun(before)).chain(() -> onJobEvent(event));
+            run = new ArrayList<>();
+        }
+        List<QueuedJobsStore.Queued> last = run;
+        return chain.chain(() -> storeRun(last));
+    }
+
+    private Uni<Void> storeRun(List<QueuedJobsStore.Queued> run) {
+        if (run.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        return store.storeAll(run, Instant.now()).invoke(outcome -> {
+            applied.increment(outcome.fresh());
+            duplicates.increment(run.size() - outcome.fresh());
+            lateForEndedJob.increment(outcome.late());
+            run.forEach(queued -> recordArrival(queued.job()));
+        }).replaceWithVoid();
+    }
+
+    /** A {@code jobs.queued} the set-based store can take (with its format defaults applied), or null. */
+    private static QueuedJobsStore.Queued plainQueued(JsonNode event) {
+        if (!Subjects.JOBS_QUEUED.equals(event.path("type").asText(""))) {
+            return null;
+        }
+        try {
+            EventEnvelope<JobQueued> envelope = EventCodec.decode(event, JobQueued.class);
+            JobQueued job = envelope.payload();
+            if (job == null || job.jobId() == null || job.queue() == null || job.taskGroups() == null
+                    || job.taskGroups().isEmpty() || PodGangFormed.isPodGangOwner(job.owner())) {
+                return null;
+            }
+            return new QueuedJobsStore.Queued(envelope.eventId(), withDefaults(job, envelope.occurredAt()));
+        } catch (MalformedEventException e) {
+            return null;
+        }
     }
 
     /** One event, inside the batch's transaction (or its own, when the batch is applied one at a time). */
@@ -120,15 +182,7 @@ public class JobEventsConsumer {
             LOG.errorf("dropping jobs.queued %s without job id, queue or task groups", envelope.eventId());
             return Uni.createFrom().voidItem();
         }
-        if (job.submittedAt() == null || job.name() == null) {
-            // the format's defaults: submitted when admitted (the event's time), named by its id
-            job = new JobQueued(job.jobId(), job.name() == null ? job.jobId().toString() : job.name(), job.queue(), job.owner(),
-                    job.priority(), job.submittedAt() == null ? envelope.occurredAt() : job.submittedAt(), job.minAvailable(),
-                    job.taskGroups(), job.gpuModels(), job.gpuTopology(), job.network(), job.requireInfiniBand(),
-                    job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds(),
-                    job.checkpointGraceSeconds());
-        }
-        JobQueued accepted = job;
+        JobQueued accepted = withDefaults(job, envelope.occurredAt());
         return EndedJob.ended(accepted.jobId()).chain(ended -> {
             if (ended) {
                 // delivered late or again after its cancellation or end: it must not run (again)
@@ -149,6 +203,18 @@ public class JobEventsConsumer {
                 return storeNew(accepted).chain(() -> QueuedJobSignal.send(accepted.jobId(), received));
             });
         });
+    }
+
+    /** The format's defaults: submitted when admitted (the event's time), named by its id. */
+    private static JobQueued withDefaults(JobQueued job, Instant occurredAt) {
+        if (job.submittedAt() != null && job.name() != null) {
+            return job;
+        }
+        return new JobQueued(job.jobId(), job.name() == null ? job.jobId().toString() : job.name(), job.queue(), job.owner(),
+                job.priority(), job.submittedAt() == null ? occurredAt : job.submittedAt(), job.minAvailable(),
+                job.taskGroups(), job.gpuModels(), job.gpuTopology(), job.network(), job.requireInfiniBand(),
+                job.nodeSelector(), job.tolerations(), job.preemptible(), job.checkpointable(), job.estimatedRuntimeSeconds(),
+                job.checkpointGraceSeconds());
     }
 
     /**
