@@ -65,6 +65,8 @@ public class WindowLoop {
     private final Vertx vertx;
     private final Leadership leadership;
     private final NodeQuarantine quarantine;
+    /** Which running jobs the solver may move this window (moves per hour, spacing, protection after placement). */
+    private final DisruptionBudget moves;
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
@@ -110,7 +112,7 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine, RuntimeHistory history,
+            NodeQuarantine quarantine, RuntimeHistory history, DisruptionBudget moves,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
@@ -124,6 +126,7 @@ public class WindowLoop {
         this.leadership = leadership;
         this.metrics = metrics;
         this.quarantine = quarantine;
+        this.moves = moves;
         this.planner = Planners.byName(plannerName, arrivals);
         if (reservations < 0) {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
@@ -171,9 +174,9 @@ public class WindowLoop {
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
-            // the solver is CPU-bound: it runs on a worker thread, the result comes back on this context
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner,
-                            profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), "")))
+            // the jobs the disruption budget lets the solver move now (none read when no running job asks to be movable)
+            return movable(now, state).chain(planned -> vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, planned,
+                            planned.waiting(), planner, profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), ""))))
                     .chain(decision -> {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0], steps);
@@ -195,6 +198,15 @@ public class WindowLoop {
                         });
                     });
         });
+    }
+
+    /** The state with the running jobs the disruption budget lets the solver move marked movable. */
+    private Uni<State> movable(Instant now, State state) {
+        if (!moves.enabled() || state.placed().stream().noneMatch(p -> p.spec() != null && p.spec().migratable())) {
+            return Uni.createFrom().item(state);
+        }
+        return moves.spent(now).map(spent -> new State(state.nodes(), moves.offer(now, state.placed(), spent), state.held(),
+                state.waiting(), state.shares()));
     }
 
     /** With nothing to plan: which nodes are still inconsistent (as {@link #decide} would find them). */
