@@ -82,9 +82,9 @@ public class MigrationRecorder {
                                             Map<UUID, RunningJobRecord> running = PlanWrites.byJob(jobs, j -> j.jobId);
                                             List<Allocation> held = new ArrayList<>(allocations);
                                             held.addAll(targets);
-                                            PlanWrites writes = new PlanWrites();
-                                            List<Started> started = new ArrayList<>();
+                                            // every move checked before any row changes: the managed rows would be written at commit
                                             DisruptionBudget.Spent spent = spentOf(recent);
+                                            List<RunningJobRecord> moving = new ArrayList<>();
                                             for (Migration m : migrations) {
                                                 UUID jobId = UUID.fromString(m.job());
                                                 RunningJobRecord job = running.remove(jobId); // a job named twice moves once
@@ -95,8 +95,16 @@ public class MigrationRecorder {
                                                     return Uni.createFrom().item(List.<Started>of());
                                                 }
                                                 spent = spent.plus(job.queue);
-                                                List<Allocation> from = allocations.stream().filter(a -> a.jobId.equals(jobId)).toList();
-                                                started.add(start(job, m, from, now, refs.get(jobId), held, writes));
+                                                m.tasks().forEach(t -> held.add(MoveTargets.hold(jobId, new MoveTargets.Target(t.task(), t.node(),
+                                                        t.gpus(), t.gpuMilli(), 0, 0)))); // the plan's later moves keep off them
+                                                moving.add(job);
+                                            }
+                                            PlanWrites writes = new PlanWrites();
+                                            List<Started> started = new ArrayList<>();
+                                            for (int i = 0; i < moving.size(); i++) {
+                                                RunningJobRecord job = moving.get(i);
+                                                List<Allocation> from = allocations.stream().filter(a -> a.jobId.equals(job.jobId)).toList();
+                                                started.add(start(job, migrations.get(i), from, now, refs.get(job.jobId), writes));
                                             }
                                             return writes.apply(outbox).replaceWith(started);
                                         })))));
@@ -127,9 +135,9 @@ public class MigrationRecorder {
         return conflict == null ? null : "cannot move there: " + conflict;
     }
 
-    /** The rows and the event of one move; its targets join {@code held} for the plan's later moves. */
+    /** The rows and the event of one move. */
     private Started start(RunningJobRecord job, Migration m, List<Allocation> from, Instant now, ClusterActuator.GangRef gang,
-            List<Allocation> held, PlanWrites writes) {
+            PlanWrites writes) {
         JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
         Map<String, Allocation> byTask = new LinkedHashMap<>();
         from.forEach(a -> byTask.put(a.task, a));
@@ -139,7 +147,6 @@ public class MigrationRecorder {
             MoveTargets.Target target = new MoveTargets.Target(t.task(), t.node(), t.gpus(), t.gpuMilli(),
                     old == null ? 0 : old.cpuMillis, old == null ? 0 : old.memoryMiB);
             targets.add(target);
-            held.add(MoveTargets.hold(job.jobId, target));
         }
         Duration grace = spec.checkpointGraceSeconds() != null ? Duration.ofSeconds(spec.checkpointGraceSeconds()) : defaultGrace;
         String fromNodes = MoveTargets.nodes(from.stream().map(a -> a.node).toList());

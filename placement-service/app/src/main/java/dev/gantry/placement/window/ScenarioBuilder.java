@@ -135,7 +135,9 @@ public final class ScenarioBuilder {
             // a job placed again after a preemption is not a victim until its protection ends (no thrashing)
             running.add(new RunningJob(jobId.toString(), queue, spec == null ? 0 : spec.priority(),
                     p != null && p.preemptibleAt(now), spec != null && spec.checkpointable(), p != null && p.migratable(),
-                    p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks));
+                    p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks,
+                    // where a move may take it: the nodes it may run on at all
+                    spec == null || spec.nodeSelector() == null ? Map.of() : spec.nodeSelector(), tolerations(spec)));
         });
         // GPUs of a job left out above still must not be given away: keep them as a pinned job of their own
         for (UUID jobId : onUnknownNode) {
@@ -165,6 +167,10 @@ public final class ScenarioBuilder {
         return new Scenario(Scenario.FORMAT, "window-" + now.toEpochMilli(), now.getEpochSecond(), nodes, queueList, running, pending);
     }
 
+    private static List<Toleration> tolerations(JobQueued j) {
+        return j == null || j.tolerations() == null ? List.of() : j.tolerations().stream().map(t -> new Toleration(t.key(), t.value())).toList();
+    }
+
     /** A pending job in engine terms; throws IllegalArgumentException for a value the engine does not know. */
     public static PendingJob pending(UUID jobId, JobQueued j) {
         List<TaskGroup> groups = j.taskGroups().stream()
@@ -174,8 +180,7 @@ public final class ScenarioBuilder {
         Network network = j.network() == null ? Network.ANY
                 : new Network(j.network().required() == null ? NetworkLevel.ANY : NetworkLevel.parse(j.network().required()),
                         j.network().preferred() == null ? null : NetworkLevel.parse(j.network().preferred()));
-        List<Toleration> tolerations = j.tolerations() == null ? List.of()
-                : j.tolerations().stream().map(t -> new Toleration(t.key(), t.value())).toList();
+        List<Toleration> tolerations = tolerations(j);
         return new PendingJob(jobId.toString(), j.queue(), j.priority(),
                 j.submittedAt() == null ? 0 : j.submittedAt().getEpochSecond(), groups,
                 j.minAvailable() == null ? replicas : j.minAvailable(), j.gpuModels(),
