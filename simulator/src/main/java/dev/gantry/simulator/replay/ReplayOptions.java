@@ -11,11 +11,19 @@ import dev.gantry.placement.engine.planner.SolverProfile;
  * ({@code ReservingPlanner}), and {@code solverMoves}: null, the solver works to the profile's
  * deadline; else it evaluates that many moves per window with a fixed seed, so that a replay
  * repeats exactly ({@code TimefoldPlanner}'s reproducible mode), and {@code reservations}: how
- * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only).
+ * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only);
+ * {@code migratableFraction} of the jobs may be moved while they run, each move costing
+ * {@code moveCostSeconds} (see {@link #withMigration}).
  */
 public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
-        boolean reservation, Long solverMoves, int reservations) {
+        boolean reservation, Long solverMoves, int reservations, double migratableFraction, long moveCostSeconds) {
     public ReplayOptions {
+        if (migratableFraction < 0 || migratableFraction > 1) {
+            throw new IllegalArgumentException("migratable fraction must be 0..1");
+        }
+        if (moveCostSeconds < 0) {
+            throw new IllegalArgumentException("move cost must be 0 or more");
+        }
         if (reservations < 1) {
             throw new IllegalArgumentException("reservations must be at least 1");
         }
@@ -25,6 +33,22 @@ public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean p
         if (solverMoves != null && solverMoves <= 0) {
             throw new IllegalArgumentException("solver moves must be positive");
         }
+    }
+
+    /** No job migratable. */
+    public ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
+            boolean reservation, Long solverMoves, int reservations) {
+        this(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, 0, 0);
+    }
+
+    /**
+     * The same, with {@code fraction} of the jobs migratable (chosen by a hash of their name, so
+     * every policy gets the same ones) and each move costing the job {@code costSeconds} of
+     * progress (its checkpoint, stop and restart), as the placement service's binder carries it out.
+     */
+    public ReplayOptions withMigration(double fraction, long costSeconds) {
+        return new ReplayOptions(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, fraction,
+                costSeconds);
     }
 
     /** One reservation (EASY's). */

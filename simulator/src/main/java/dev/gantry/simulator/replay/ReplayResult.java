@@ -22,5 +22,13 @@ public record ReplayResult(
         int preemptions,
         int fallbacks,
         int fastPaths,
-        long wallMillis) {
+        long wallMillis,
+        int migrations) {
+
+    /** Without migrations (none were allowed). */
+    public ReplayResult(String policy, long capacityMilli, List<JobRecord> jobs, List<long[]> segments, List<Long> solveMillis,
+            List<Integer> strandedGpus, List<Integer> idleWhileWaiting, int preemptions, int fallbacks, int fastPaths, long wallMillis) {
+        this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths,
+                wallMillis, 0);
+    }
 }
