@@ -30,7 +30,9 @@ import java.util.UUID;
 /**
  * Turns what placement holds into one immutable engine scenario. Plain Java, no I/O. Engine job
  * names are the job ids (unique, DNS-safe); queues come from the latest quota shares, and any other
- * queue name seen is an unbounded root queue.
+ * queue name seen is an unbounded root queue. A running job is migratable when its spec asks and
+ * the {@link DisruptionBudget} marked it movable; a job being moved is pinned and holds both its old
+ * GPUs and the ones it goes to (tasks named {@code <task>-move-target}).
  */
 public final class ScenarioBuilder {
 
