@@ -123,6 +123,48 @@ class SimulateCommandTest {
         assertThat(Files.readString(o.resolve("report.html"))).contains("data:image/png;base64,").doesNotContain("https://");
     }
 
+    @Test
+    void fgdTableRunsEveryPublishedWorkloadAgainstFgdAndResumesWhereItStopped() throws IOException {
+        Path traces = Files.createDirectories(dir.resolve("t/alibaba-gpu-v2023"));
+        Path expected = Files.createDirectories(dir.resolve("t/fgd-atc23-expected-results"));
+        Path nodes = TestClusters.write(traces, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nN-0,32000,65536,2,T4\nN-1,32000,65536,2,T4\n");
+        TestClusters.write(traces, "openb_pod_list_default.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\nP-0,1000,1024,1,1000,\nP-1,1000,1024,1,1000,\n");
+        TestClusters.write(traces, "openb_pod_list_gpushare100.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\nP-0,1000,1024,1,500,\nP-1,1000,1024,1,500,\n");
+        StringBuilder csv = new StringBuilder("workload,sc_policy,tune,seed,total_gpus");
+        for (int p = 0; p <= 130; p++) {
+            csv.append(',').append(p);
+        }
+        csv.append('\n');
+        // FGD's published figure at 100%: 40 and 42 on the default workload, 99 and 99 on gpushare100; BestFit rows are ignored
+        for (String[] r : new String[][] {{"openb_pod_list_default", "06-FGD", "42", "40"}, {"openb_pod_list_default", "06-FGD", "43", "42"},
+                {"openb_pod_list_default", "05-BestFit", "42", "10"}, {"openb_pod_list_gpushare100", "06-FGD", "42", "99"},
+                {"openb_pod_list_gpushare100", "06-FGD", "43", "99"}}) {
+            csv.append(r[0]).append(',').append(r[1]).append(",1.3,").append(r[2]).append(",4");
+            for (int p = 0; p <= 130; p++) {
+                csv.append(',').append(p == 100 ? r[3] : "1");
+            }
+            csv.append('\n');
+        }
+        TestClusters.write(expected, "analysis_allo_discrete.csv", csv.toString());
+        Path c = dir.resolve("openb4.json");
+        assertThat(run("make-cluster", "openb", "--nodes-csv", nodes.toString(), "--out", c.toString())).as(errText()).isZero();
+        Path o = dir.resolve("table");
+        String[] args = {"fgd-table", "--traces", traces.toString(), "--cluster", c.toString(), "--policy", "greedy-frag", "--seeds", "1,2",
+            "--out", o.toString()};
+        assertThat(run(args)).as(errText()).isZero();
+        String table = Files.readString(o.resolve("table.md"));
+        assertThat(table).contains("| openb_pod_list_default |", "| openb_pod_list_gpushare100 |", "| 41.00 | 40.00-42.00 |")
+                .contains("of 2 workloads").contains("greedy-frag online");
+        JsonNode done = new ObjectMapper().readTree(o.resolve("openb_pod_list_default.json").toFile());
+        assertThat(done.get("allocationAt100")).hasSize(2);
+        // a second run with the same setup reads what is done: the traces may even be gone
+        Files.writeString(traces.resolve("openb_pod_list_default.csv"), "not,a,trace\n");
+        assertThat(run(args)).as(errText()).isZero();
+        assertThat(Files.readString(o.resolve("table.md"))).isEqualTo(table);
+        assertThat(run("fgd-table", "--traces", traces.toString(), "--cluster", c.toString(), "--policy", "magic")).isEqualTo(2);
+        assertThat(errText()).contains("--policy: unknown policy magic");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "--format gantry-csv --cluster CLUSTER|--trace is required",

@@ -2,6 +2,7 @@ package dev.gantry.simulator.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.simulator.cluster.ClusterFile;
 import dev.gantry.simulator.cluster.ClusterGenerators;
@@ -38,9 +39,11 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [--migratable 0.5 --move-cost 300s] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--quiet] [--migratable 0.5 --move-cost 300s] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
-            + "       simulate make-cluster openb --nodes-csv FILE --out FILE";
+            + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
+            + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
+            + "[--seeds 42,...,51] [--time-limit 100ms] [--gpu-speeds none] [--batch 64] [--out DIR]";
 
     private SimulateCommand() {
     }
@@ -61,6 +64,9 @@ public final class SimulateCommand {
             if (args.length > 0 && args[0].equals("make-cluster")) {
                 return makeCluster(args, out, err);
             }
+            if (args.length > 0 && args[0].equals("fgd-table")) {
+                return FgdTableCommand.run(args, out, err);
+            }
             return simulate(args, out, err);
         } catch (UsageException | TraceFormatException e) {
             err.println("simulate: " + e.getMessage());
@@ -73,7 +79,7 @@ public final class SimulateCommand {
 
     private static int simulate(String[] argv, PrintStream out, PrintStream err) {
         Args a = new Args(argv, 0,
-                Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--from", "--to", "--out", "--seeds",
+                Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
                         "--modes", "--batch", "--migratable", "--move-cost"),
                 Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation"));
         Path trace = existing(a.required("--trace"), "--trace");
@@ -97,11 +103,12 @@ public final class SimulateCommand {
         }
         Path outDir = Path.of(a.get("--out", "simulation-out"));
         ClusterFile cluster = ClusterFile.read(clusterPath);
-        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit);
+        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")));
         ProgressBar bar = null;
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("trace", trace.toString());
         run.put("format", format);
+        run.put("gpuSpeeds", a.get("--gpu-speeds", "default"));
         run.put("cluster", clusterPath + " (" + cluster.nodes().size() + " nodes, " + cluster.gpuMilli() / 1000 + " GPUs)");
         run.put("policies", String.join(",", policies));
         run.put("timeLimit", limit.toMillis() + " ms");
@@ -262,7 +269,7 @@ public final class SimulateCommand {
         }
     }
 
-    private static Path existing(String p, String option) {
+    static Path existing(String p, String option) {
         Path path = Path.of(p);
         if (!Files.isRegularFile(path)) {
             throw new UsageException(option + ": no such file " + p);
@@ -282,7 +289,7 @@ public final class SimulateCommand {
         }
     }
 
-    private static Duration duration(String text, String option) {
+    static Duration duration(String text, String option) {
         try {
             return SolverProfile.parseDuration(text);
         } catch (IllegalArgumentException e) {
@@ -298,7 +305,7 @@ public final class SimulateCommand {
         }
     }
 
-    private static int positiveInt(String text, String option) {
+    static int positiveInt(String text, String option) {
         try {
             int v = Integer.parseInt(text.trim());
             if (v > 0) {
@@ -308,5 +315,13 @@ public final class SimulateCommand {
             // reported below
         }
         throw new UsageException(option + " must be a positive whole number, not " + text);
+    }
+
+    private static GpuSpeeds gpuSpeeds(String spec) {
+        try {
+            return GpuSpeeds.parse(spec);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--gpu-speeds: " + e.getMessage());
+        }
     }
 }

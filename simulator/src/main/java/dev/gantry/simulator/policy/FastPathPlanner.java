@@ -34,7 +34,7 @@ public final class FastPathPlanner implements Planner {
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
         // the same fragmentation-aware pass the solver starts from and the service's fast path runs
-        GreedyPass.Result greedy = GreedyPass.run(scenario, false, GangPacker.forWindow(scenario, mix));
+        GreedyPass.Result greedy = GreedyPass.run(scenario, false, GangPacker.forWindow(scenario, mix, profile.gpuSpeeds()));
         if (greedy.plan().unplaced().isEmpty()) {
             return greedy.plan().withMetadata(Map.of("planner", solver.name(), "fastPath", "greedy placed every job"));
         }

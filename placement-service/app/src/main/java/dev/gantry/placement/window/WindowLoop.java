@@ -11,6 +11,7 @@ import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.Violation;
+import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
@@ -118,6 +119,7 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
             @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
+            @ConfigProperty(name = "gantry.placement.gpu-speeds") Optional<String> gpuSpeeds,
             @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare) {
         this.binder = binder;
         this.stateCache = stateCache;
@@ -133,7 +135,8 @@ public class WindowLoop {
         }
         this.reservations = reservations;
         this.history = history;
-        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")));
+        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
+                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -389,6 +392,15 @@ public class WindowLoop {
             }
         }
         return null;
+    }
+
+    /** {@code gantry.placement.gpu-speeds}: the engine's table with these entries over it, or {@code none}; refused at start when malformed. */
+    static GpuSpeeds gpuSpeeds(String spec) {
+        try {
+            return GpuSpeeds.parse(spec);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("gantry.placement.gpu-speeds: " + e.getMessage(), e);
+        }
     }
 
     /**

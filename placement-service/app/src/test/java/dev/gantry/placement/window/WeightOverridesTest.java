@@ -29,4 +29,13 @@ class WeightOverridesTest {
         assertThatThrownBy(() -> SolverConfigs.weights(WindowLoop.weightOverrides("Fragmentation=5,No such rule=1")))
                 .hasMessageContaining("unknown constraint \"No such rule\"");
     }
+
+    @Test
+    void gpuSpeedsAreReadOverTheEnginesTableAndAMalformedOneIsRefusedNamingTheKey() {
+        assertThat(WindowLoop.gpuSpeeds("A100=2.4, G2=0.8").of("A100-SXM4-80GB")).isEqualTo(2.4);
+        assertThat(WindowLoop.gpuSpeeds("none").isNone()).isTrue();
+        assertThat(WindowLoop.gpuSpeeds("").of("H100")).isEqualTo(dev.gantry.placement.engine.packing.GpuSpeeds.DEFAULT.of("H100"));
+        assertThatThrownBy(() -> WindowLoop.gpuSpeeds("A100=fast")).hasMessageStartingWith("gantry.placement.gpu-speeds: ")
+                .hasMessageContaining("fast is not a number");
+    }
 }

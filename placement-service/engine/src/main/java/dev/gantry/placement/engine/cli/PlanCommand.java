@@ -5,6 +5,7 @@ import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.json.PlanCodec;
 import dev.gantry.placement.engine.json.ScenarioCodec;
 import dev.gantry.placement.engine.json.ScenarioValidationException;
+import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
@@ -24,7 +25,7 @@ public final class PlanCommand {
     public static final int EXIT_BAD_INPUT = 2;
 
     private static final String USAGE = "usage: plan --scenario FILE [--planner timefold|greedy|fifo] "
-            + "[--profile fast|balanced|thorough] [--time-limit 2s]";
+            + "[--profile fast|balanced|thorough] [--time-limit 2s] [--gpu-speeds default|none|MODEL=SPEED,...]";
 
     private PlanCommand() {
     }
@@ -41,6 +42,7 @@ public final class PlanCommand {
         String plannerName = Planners.DEFAULT;
         String profileName = "balanced";
         String timeLimit = null;
+        String gpuSpeeds = "default";
         Scenario scenario;
         Planner chosen;
         SolverProfile chosenProfile;
@@ -66,6 +68,7 @@ public final class PlanCommand {
                     case "--planner" -> plannerName = value;
                     case "--profile" -> profileName = value;
                     case "--time-limit" -> timeLimit = value;
+                    case "--gpu-speeds" -> gpuSpeeds = value;
                     default -> throw new IllegalArgumentException("unknown argument " + a + "; " + USAGE);
                 }
             }
@@ -80,6 +83,8 @@ public final class PlanCommand {
                 String tl = timeLimit;
                 profile = profile.withTimeLimit(arg("--time-limit", () -> SolverProfile.parseDuration(tl)));
             }
+            String speeds = gpuSpeeds;
+            profile = profile.withGpuSpeeds(arg("--gpu-speeds", () -> GpuSpeeds.parse(speeds)));
             String json;
             try {
                 json = Files.readString(Path.of(scenarioFile), StandardCharsets.UTF_8);

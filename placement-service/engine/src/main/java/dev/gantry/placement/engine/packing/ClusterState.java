@@ -261,6 +261,33 @@ public final class ClusterState {
         return out;
     }
 
+    /**
+     * How far apart the GPUs lie on the node: 0 within one NVLink island, 1 within one NUMA
+     * node, 2 otherwise (a single GPU, or none, is 0). Multi-GPU pods run fastest on one island.
+     */
+    public int spread(int node, int[] gpus) {
+        if (gpus.length < 2) {
+            return 0;
+        }
+        long mask = 0;
+        for (int g : gpus) {
+            mask |= 1L << g;
+        }
+        if (within(mask, islandMasks[node])) {
+            return 0;
+        }
+        return within(mask, numaMasks[node]) ? 1 : 2;
+    }
+
+    private static boolean within(long mask, long[] groups) {
+        for (long g : groups) {
+            if ((mask & ~g) == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The GPU indices set in a mask, ascending. */
     public static int[] indices(long mask) {
         return lowest(mask, Long.bitCount(mask));

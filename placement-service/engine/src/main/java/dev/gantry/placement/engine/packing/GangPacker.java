@@ -49,6 +49,11 @@ public final class GangPacker {
     private final Map<Signature, int[]> eligible = new HashMap<>();
     private final Map<DomainKey, List<int[]>> domains = new HashMap<>();
     private final Map<List<Object>, List<Integer>> rankings = new HashMap<>();
+    private final Map<Signature, List<int[]>> fabricDomains = new HashMap<>();
+    /** Per node, how much slower its GPU model is than the fastest (hundredths, see {@link GpuSpeeds}); all 0 without a gauge. */
+    private final int[] slowness;
+    /** The largest GPU count of a node each signature may use: a gang above it spans nodes. */
+    private final Map<Signature, Long> largestNode = new HashMap<>();
     /** Nodes kept in a shared one-pod ranking. */
     private static final int RANKING_SIZE = 24;
 
@@ -56,10 +61,26 @@ public final class GangPacker {
         this(nodes, null);
     }
 
-    /** With a gauge, a pod goes where it adds the least expected fragmentation, best fit among equals. */
+    /** With a gauge, a pod goes where it adds the least expected fragmentation, best fit among equals (default GPU speeds). */
     public GangPacker(List<Node> nodes, FragmentationGauge gauge) {
+        this(nodes, gauge, GpuSpeeds.DEFAULT);
+    }
+
+    /**
+     * With a gauge, Gantry's own packing and its defaults: among placements the gauge sees as
+     * equal, a multi-GPU pod's GPUs on one NVLink island (else one NUMA node), then the faster GPU
+     * model by {@code speeds}, then the fullest node; a gang that needs several nodes first tries
+     * one InfiniBand fabric (one leaf of it first). Without a gauge (the baselines), plain best fit.
+     */
+    public GangPacker(List<Node> nodes, FragmentationGauge gauge, GpuSpeeds speeds) {
         this.nodes = nodes;
         this.gauge = gauge;
+        this.slowness = new int[nodes.size()];
+        if (gauge != null && speeds != null && !speeds.isNone()) {
+            for (int i = 0; i < nodes.size(); i++) {
+                slowness[i] = Math.min(MAX_SLOWNESS, speeds.slownessCentis(nodes.get(i).gpuModel()));
+            }
+        }
     }
 
     /** The packer for a window: nodes ranked by the fragmentation the window's workload would see. */
@@ -69,7 +90,12 @@ public final class GangPacker {
 
     /** As {@link #forWindow(Scenario)}, keeping room for the pods that arrived lately ({@code mix}, may be null). */
     public static GangPacker forWindow(Scenario sc, WorkloadMix mix) {
-        return new GangPacker(sc.nodes(), FragmentationGauge.of(sc, mix));
+        return forWindow(sc, mix, GpuSpeeds.DEFAULT);
+    }
+
+    /** As {@link #forWindow(Scenario, WorkloadMix)} with the site's GPU speeds ({@link GpuSpeeds#NONE}: no speed preference). */
+    public static GangPacker forWindow(Scenario sc, WorkloadMix mix, GpuSpeeds speeds) {
+        return new GangPacker(sc.nodes(), FragmentationGauge.of(sc, mix), speeds);
     }
 
     /** The gauge ranking this packer's nodes, or null for plain best fit. */
@@ -77,8 +103,13 @@ public final class GangPacker {
         return gauge;
     }
 
-    /** Spreads a fragmentation change (in steps, see below) above any left-over figure. */
+    /** Spreads the GPU model's slowness above any left-over figure (which stays below it). */
     private static final long LEFTOVER_SPAN = 1L << 20;
+    private static final int MAX_SLOWNESS = (1 << 10) - 1;
+    /** Spreads a pod's GPU spread (island, NUMA, apart) above any slowness. */
+    private static final long SPREAD_SPAN = LEFTOVER_SPAN << 10;
+    /** Spreads a fragmentation change (in steps, see below) above any spread. */
+    private static final long FRAGMENTATION_SPAN = SPREAD_SPAN << 2;
 
     /**
      * Expected-fragmentation changes are compared in steps of this many milli-GPUs: nodes whose
@@ -112,15 +143,19 @@ public final class GangPacker {
     }
 
     /**
-     * Rank of a pod on a node, lower is better: the fragmentation it adds first (with a gauge, in
-     * steps of {@link #FRAGMENTATION_STEP_MILLI}), then what it leaves free there (best fit: GPUs
-     * alone without a gauge, CPU and GPUs with one).
+     * Rank of a pod on a node, lower is better. Without a gauge: what it leaves free there (best
+     * fit by GPUs). With one: the fragmentation it adds (in steps of
+     * {@link #FRAGMENTATION_STEP_MILLI}), then how far apart its GPUs lie ({@link ClusterState#spread}),
+     * then how slow the node's GPU model is, then what it leaves free (CPU and GPUs). The workload's
+     * needs come first: speed and topology only choose among nodes it sees as equal.
      */
     private long rank(ClusterState st, int node, Replica r, int[] gpus, long left) {
         if (gauge == null) {
             return left;
         }
-        return Math.round(gauge.delta(st, node, r, gpus) / FRAGMENTATION_STEP_MILLI) * LEFTOVER_SPAN + leftover(st, node, r, left);
+        long slow = r.gpuMilli() > 0 ? slowness[node] : 0;
+        return Math.round(gauge.delta(st, node, r, gpus) / FRAGMENTATION_STEP_MILLI) * FRAGMENTATION_SPAN
+                + st.spread(node, gpus) * SPREAD_SPAN + slow * LEFTOVER_SPAN + leftover(st, node, r, left);
     }
 
     /** The largest node a leftover is measured against: 128 cores, 8 GPUs. */
@@ -194,6 +229,13 @@ public final class GangPacker {
         NetworkLevel req = job.network().required();
         NetworkLevel pref = job.network().preferred();
         long minMilli = minGangMilli(job, reps);
+        List<int[]> fabrics = oneFabricDomains(job, reps);
+        if (!fabrics.isEmpty()) {
+            GangFit fit = bestInDomains(st, job, reps, fabrics, minMilli, true);
+            if (fit != null) {
+                return fit;
+            }
+        }
         if (pref != null && pref.ordinal() > req.ordinal()) {
             GangFit fit = bestInDomains(st, job, reps, domains(job, pref), minMilli, true);
             if (fit != null) {
@@ -295,7 +337,7 @@ public final class GangPacker {
         }
         NetworkLevel req = job.network().required();
         NetworkLevel pref = job.network().preferred();
-        List<int[]> doms = new ArrayList<>();
+        List<int[]> doms = new ArrayList<>(oneFabricDomains(job, reps));
         if (pref != null && pref.ordinal() > req.ordinal() && reps.size() > 1) {
             doms.addAll(domains(job, pref));
         }
@@ -316,6 +358,73 @@ public final class GangPacker {
             }
         }
         return out;
+    }
+
+    /**
+     * True when the gang gets the default network wish: Gantry's own packing (a gauge), no
+     * network wish or InfiniBand requirement of the job's own, and more GPUs than any node it may
+     * use holds, so it must span nodes; then one InfiniBand fabric is worth a lot to it.
+     */
+    public boolean prefersOneFabric(PendingJob job, List<Replica> reps) {
+        if (gauge == null || reps.size() < 2 || job.network().preferred() != null || job.requireInfiniBand()) {
+            return false;
+        }
+        long total = reps.stream().mapToLong(Replica::gpuMilli).sum();
+        long largest = largestNode.computeIfAbsent(signature(job), sig -> {
+            long max = 0;
+            for (int i : eligibleNodes(job)) {
+                max = Math.max(max, nodes.get(i).gpus() * 1000L);
+            }
+            return max;
+        });
+        return total > largest;
+    }
+
+    /**
+     * For a gang that {@link #prefersOneFabric}: its eligible nodes grouped by InfiniBand fabric
+     * and leaf, then by fabric alone (nodes without a fabric are left out); otherwise empty.
+     */
+    private List<int[]> oneFabricDomains(PendingJob job, List<Replica> reps) {
+        if (!prefersOneFabric(job, reps)) {
+            return List.of();
+        }
+        return fabricDomains.computeIfAbsent(signature(job), sig -> {
+            Map<List<String>, List<Integer>> byLeaf = new LinkedHashMap<>();
+            Map<String, List<Integer>> byFabric = new LinkedHashMap<>();
+            for (int i : eligibleNodes(job)) {
+                Node n = nodes.get(i);
+                if (n.ibFabric() == null) {
+                    continue;
+                }
+                byFabric.computeIfAbsent(n.ibFabric(), x -> new ArrayList<>()).add(i);
+                String leaf = n.topology().key(NetworkLevel.LEAF);
+                if (leaf != null) {
+                    byLeaf.computeIfAbsent(Arrays.asList(n.ibFabric(), leaf), x -> new ArrayList<>()).add(i);
+                }
+            }
+            List<int[]> out = new ArrayList<>();
+            byLeaf.values().forEach(g -> out.add(g.stream().mapToInt(Integer::intValue).toArray()));
+            byFabric.values().forEach(g -> out.add(g.stream().mapToInt(Integer::intValue).toArray()));
+            return out;
+        });
+    }
+
+    /** How much slower the node's GPU model is than the fastest, in hundredths (0 without a gauge or speeds). */
+    public int slowness(int node) {
+        return slowness[node];
+    }
+
+    /** True when every node of the fit lies in one InfiniBand fabric. */
+    public boolean oneFabric(List<Assigned> tasks) {
+        String fabric = null;
+        for (Assigned a : tasks) {
+            String f = nodes.get(a.node()).ibFabric();
+            if (f == null || fabric != null && !fabric.equals(f)) {
+                return false;
+            }
+            fabric = f;
+        }
+        return true;
     }
 
     private String leafOf(int node) {

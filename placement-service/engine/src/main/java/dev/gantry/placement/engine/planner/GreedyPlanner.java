@@ -41,7 +41,7 @@ public final class GreedyPlanner implements Planner {
 
     @Override
     public Plan plan(Scenario scenario, SolverProfile profile) {
-        GangPacker packer = fragmentationAware ? GangPacker.forWindow(scenario, mix) : new GangPacker(scenario.nodes());
+        GangPacker packer = fragmentationAware ? GangPacker.forWindow(scenario, mix, profile.gpuSpeeds()) : new GangPacker(scenario.nodes());
         return GreedyPass.run(scenario, true, packer).plan().withMetadata(java.util.Map.of("planner", name()));
     }
 }

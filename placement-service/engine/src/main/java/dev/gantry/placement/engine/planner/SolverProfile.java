@@ -1,5 +1,6 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.packing.GpuSpeeds;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -10,9 +11,10 @@ import java.util.regex.Pattern;
  * How long and how the solver works on a window: a spent limit (the deadline: the best plan
  * at that moment is returned), an unimproved-time limit (stop early once the search stalls), and
  * weight overrides for medium and soft constraints (constraint name -> weight; a hard constraint
- * cannot be overridden, see {@code PlacementConstraintProvider}).
+ * cannot be overridden, see {@code PlacementConstraintProvider}), and the relative speeds of GPU
+ * models that decide among placements the workload sees as equal ({@link GpuSpeeds}).
  */
-public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides) {
+public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds) {
 
     /** About 200 ms: interactive dry runs and tests. */
     public static final SolverProfile FAST = new SolverProfile("fast", Duration.ofMillis(200), Duration.ofMillis(100), Map.of());
@@ -31,6 +33,12 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
             unimprovedLimit = spentLimit;
         }
         weightOverrides = weightOverrides == null ? Map.of() : Map.copyOf(weightOverrides);
+        gpuSpeeds = gpuSpeeds == null ? GpuSpeeds.DEFAULT : gpuSpeeds;
+    }
+
+    /** With the default GPU speeds. */
+    public SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides) {
+        this(name, spentLimit, unimprovedLimit, weightOverrides, GpuSpeeds.DEFAULT);
     }
 
     /** @throws IllegalArgumentException for an unknown name */
@@ -45,11 +53,16 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
 
     /** Same profile with another deadline; the unimproved limit never exceeds it. */
     public SolverProfile withTimeLimit(Duration limit) {
-        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides);
+        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds);
     }
 
     public SolverProfile withWeightOverrides(Map<String, Long> overrides) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds);
+    }
+
+    /** Same profile with other GPU speeds ({@link GpuSpeeds#NONE}: no model preferred). */
+    public SolverProfile withGpuSpeeds(GpuSpeeds speeds) {
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds);
     }
 
     /** Parses {@code 200ms}, {@code 2s}, {@code 1.5s}, {@code 1m}. */

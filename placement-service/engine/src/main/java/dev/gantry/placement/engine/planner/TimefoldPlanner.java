@@ -89,7 +89,7 @@ public final class TimefoldPlanner implements Planner {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());
         // the seed and the options pack by expected fragmentation, as the fast path does
-        GangPacker packer = GangPacker.forWindow(sc, mix);
+        GangPacker packer = GangPacker.forWindow(sc, mix, profile.gpuSpeeds());
         GreedyPass.Result greedy = GreedyPass.run(sc, false, packer);
         Map<String, String> meta = new LinkedHashMap<>();
         // the floor is worked out on another core while the model is built and solved

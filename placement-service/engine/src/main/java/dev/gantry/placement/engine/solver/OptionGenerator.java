@@ -211,8 +211,9 @@ public final class OptionGenerator {
         Map<String, PlacementOption> seen = new HashMap<>();
         PlacementOption seed = null;
         GangPacker.GangFit greedyFit = greedy.fits().get(job.name());
+        boolean fabricWish = packer.prefersOneFabric(job, Replica.of(job));
         for (GangPacker.GangFit fit : fits) {
-            PlacementOption o = add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network()));
+            PlacementOption o = add(options, seen, option(PlacementOption.Kind.PLACE, fit.tasks(), job.network(), fabricWish));
             if (fit == greedyFit) {
                 seed = o;
             }
@@ -259,7 +260,7 @@ public final class OptionGenerator {
         for (RunningTask t : job.tasks()) {
             now.add(new GangPacker.Assigned(Replica.of(t), greedy.state().indexOf(t.node()), t.gpus().stream().mapToInt(Integer::intValue).toArray()));
         }
-        PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY));
+        PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY, false));
         if (job.migratable()) {
             PendingJob shape = migrationShape(job);
             List<Replica> reps = job.tasks().stream().map(Replica::of).sorted(Replica.BIGGEST_FIRST).toList();
@@ -268,13 +269,13 @@ public final class OptionGenerator {
             state.release(job);
             try {
                 for (GangPacker.GangFit fit : packer.candidates(state, shape, reps, migrationsPerState)) {
-                    add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+                    add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false));
                 }
             } finally {
                 state.occupy(job);
             }
             for (GangPacker.GangFit fit : packer.candidates(fixedState, shape, reps, migrationsPerState)) {
-                add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY));
+                add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false));
             }
             consolidatedMove(job, shape, reps).ifPresent(fit -> add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY)));
         }
@@ -334,11 +335,16 @@ public final class OptionGenerator {
         return o;
     }
 
-    private PlacementOption option(PlacementOption.Kind kind, List<GangPacker.Assigned> assigned, Network network) {
+    /**
+     * @param fabricWish the gang has no network wish of its own but spans nodes: one InfiniBand
+     *                   fabric counts as its preferred domain ({@link GangPacker#prefersOneFabric})
+     */
+    private PlacementOption option(PlacementOption.Kind kind, List<GangPacker.Assigned> assigned, Network network, boolean fabricWish) {
         List<OptionTask> tasks = new ArrayList<>();
         List<SlotUse> uses = new ArrayList<>();
         Map<Integer, long[]> perNode = new LinkedHashMap<>();
         long milli = 0;
+        long slowMilli = 0;
         List<GangPacker.Assigned> sorted = new ArrayList<>(assigned);
         sorted.sort((x, y) -> x.replica().task().compareTo(y.replica().task()));
         for (GangPacker.Assigned a : sorted) {
@@ -354,16 +360,19 @@ public final class OptionGenerator {
             load[1] += r.memoryMiB();
             load[2] += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
             milli += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
+            slowMilli += (long) gpus.length * (r.milli() == null ? 1000 : r.milli()) * packer.slowness(a.node()) / 100;
         }
         List<NodeLoad> loads = new ArrayList<>();
         perNode.forEach((node, l) -> loads.add(new NodeLoad(capacities[node], l[0], l[1], l[2])));
         List<Node> nodes = perNode.keySet().stream().map(sc.nodes()::get).toList();
-        boolean asked = network.preferred() != null;
-        boolean met = asked && PlanValidator.networkOk(network.preferred(), nodes);
+        boolean asked = network.preferred() != null || fabricWish;
+        boolean met = network.preferred() != null ? PlanValidator.networkOk(network.preferred(), nodes) : fabricWish && packer.oneFabric(sorted);
         // a running job staying put changes nothing: measured alone, small jobs sharing a node would
         // each look as if they broke it, and evicting them would look like a gain
         long fragmentation = kind == PlacementOption.Kind.KEEP ? 0 : fragmentation(sorted);
-        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met, fragmentation);
+        // staying put costs no speed: the solver must not move a running job for faster GPUs alone
+        long slowness = kind == PlacementOption.Kind.KEEP ? 0 : slowMilli;
+        return new PlacementOption(nextOptionId++, kind, tasks, uses, loads, milli, nodes.size(), asked, met, fragmentation, slowness);
     }
 
     /**

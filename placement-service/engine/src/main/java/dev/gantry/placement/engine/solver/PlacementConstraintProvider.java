@@ -12,6 +12,7 @@ import dev.gantry.placement.engine.solver.justifications.ExpectedFragmentationJu
 import dev.gantry.placement.engine.solver.justifications.FairShareJustification;
 import dev.gantry.placement.engine.solver.justifications.FragmentationJustification;
 import dev.gantry.placement.engine.solver.justifications.GpuConflictJustification;
+import dev.gantry.placement.engine.solver.justifications.GpuSpeedJustification;
 import dev.gantry.placement.engine.solver.justifications.GuaranteeShortfallJustification;
 import dev.gantry.placement.engine.solver.justifications.MemoryCapacityJustification;
 import dev.gantry.placement.engine.solver.justifications.MigrationCostJustification;
@@ -52,13 +53,14 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     public static final String FRAGMENTATION = "Fragmentation";
     public static final String EXPECTED_FRAGMENTATION = "Expected fragmentation";
     public static final String FAIR_SHARE = "Fair share deviation";
+    public static final String GPU_SPEED = "Slower GPUs";
 
     /** Hard rules are validity, not taste: a weight override of one of them is rejected. */
     public static final Set<String> HARD_CONSTRAINTS = Set.of(GPU_CONFLICT, CPU_CAPACITY, MEMORY_CAPACITY, QUEUE_CAPABILITY,
             PROTECTED_JOB_PREEMPTED, UNJUSTIFIED_PREEMPTION, RECLAIM_BELOW_GUARANTEE);
     public static final List<String> MEDIUM_CONSTRAINTS = List.of(UNPLACED_GPUS, PREEMPTED_GPUS, GUARANTEE_SHORTFALL);
     public static final List<String> SOFT_CONSTRAINTS = List.of(PREEMPTION_DISRUPTION, MIGRATION_COST, PREFERRED_NETWORK, FRAGMENTATION,
-            EXPECTED_FRAGMENTATION, FAIR_SHARE);
+            EXPECTED_FRAGMENTATION, FAIR_SHARE, GPU_SPEED);
 
     /** Soft units: one stranded GPU costs 100. */
     static final long STRANDED_GPU = 100;
@@ -70,6 +72,11 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     static final long PREFERRED_MISS_BASE = 300;
     static final long PREFERRED_MISS_PER_NODE = 50;
     static final long OVER_SHARE_PER_GPU = 20;
+    /**
+     * One GPU one V100-unit slower than the fastest model (see the engine's GpuSpeeds): a fifth
+     * of a stranded GPU, so speed only decides among placements of equal fragmentation.
+     */
+    static final long SLOWER_GPU = 20;
     /** Ten times a stranded GPU: what the workload can still use outranks GPUs merely left over. */
     static final long EXPECTED_FRAGMENTED_GPU = 1000;
 
@@ -95,6 +102,7 @@ public class PlacementConstraintProvider implements ConstraintProvider {
             fragmentation(f),
             expectedFragmentation(f),
             fairShare(f),
+            gpuSpeed(f),
         };
     }
 
@@ -292,5 +300,15 @@ public class PlacementConstraintProvider implements ConstraintProvider {
                 .justifyWith((q, milli, score) -> new FairShareJustification(q.name(), q.pinnedMilli() + milli, q.deservedMilli(),
                         "queue " + q.name() + " holds " + (q.pinnedMilli() + milli) / 1000.0 + " GPUs, deserves " + q.deservedMilli() / 1000.0))
                 .asConstraint(FAIR_SHARE);
+    }
+
+    /** A job on slower GPUs than the fastest model pays a little: among equal placements, the faster GPUs. */
+    Constraint gpuSpeed(ConstraintFactory f) {
+        return f.forEach(GangAssignment.class)
+                .filter(a -> a.getOption() != null && a.getOption().slownessMilli() > 0)
+                .penalize(HardMediumSoftScore.ONE_SOFT, a -> a.getOption().slownessMilli() * SLOWER_GPU / 1000)
+                .justifyWith((a, score) -> new GpuSpeedJustification(a.getJob(), a.getOption().slownessMilli(),
+                        a.getJob() + " runs on GPUs slower than the fastest model"))
+                .asConstraint(GPU_SPEED);
     }
 }

@@ -21,6 +21,7 @@ public final class PlacementOption {
     private final boolean preferredMet;
     private final boolean preferredAsked;
     private final long fragmentationMilli;
+    private final long slownessMilli;
 
     public PlacementOption(int id, Kind kind, List<OptionTask> tasks, List<SlotUse> slots, List<NodeLoad> loads,
             long gpuMilli, int nodeCount, boolean preferredAsked, boolean preferredMet) {
@@ -33,6 +34,15 @@ public final class PlacementOption {
      */
     public PlacementOption(int id, Kind kind, List<OptionTask> tasks, List<SlotUse> slots, List<NodeLoad> loads,
             long gpuMilli, int nodeCount, boolean preferredAsked, boolean preferredMet, long fragmentationMilli) {
+        this(id, kind, tasks, slots, loads, gpuMilli, nodeCount, preferredAsked, preferredMet, fragmentationMilli, 0);
+    }
+
+    /**
+     * With {@code slownessMilli}: its GPUs (milli) times how much slower each one's model is than
+     * the fastest (see the engine's GpuSpeeds), so faster GPUs win among otherwise equal options.
+     */
+    public PlacementOption(int id, Kind kind, List<OptionTask> tasks, List<SlotUse> slots, List<NodeLoad> loads,
+            long gpuMilli, int nodeCount, boolean preferredAsked, boolean preferredMet, long fragmentationMilli, long slownessMilli) {
         this.id = id;
         this.kind = kind;
         this.tasks = List.copyOf(tasks);
@@ -43,6 +53,12 @@ public final class PlacementOption {
         this.preferredAsked = preferredAsked;
         this.preferredMet = preferredMet;
         this.fragmentationMilli = fragmentationMilli;
+        this.slownessMilli = slownessMilli;
+    }
+
+    /** GPU milli times slowness of the model (1000 = one GPU one V100-unit slower than the fastest model). */
+    public long slownessMilli() {
+        return slownessMilli;
     }
 
     /** The change in expected fragmentation this option makes, measured on the pinned cluster alone. */

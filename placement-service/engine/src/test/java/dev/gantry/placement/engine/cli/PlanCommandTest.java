@@ -58,6 +58,7 @@ class PlanCommandTest {
         assertThat(run("--scenario", sc.toString(), "--planner", "magic").err()).contains("--planner: unknown planner magic");
         assertThat(run("--scenario", sc.toString(), "--profile", "slow").err()).contains("--profile: unknown profile slow");
         assertThat(run("--scenario", sc.toString(), "--time-limit", "soon").err()).contains("--time-limit: bad duration soon");
+        assertThat(run("--scenario", sc.toString(), "--gpu-speeds", "A100=fast").err()).contains("--gpu-speeds: GPU speed \"A100=fast\": fast is not a number");
         assertThat(run("--scenario", dir.resolve("missing.json").toString()).err()).contains("--scenario: cannot read");
         assertThat(run("--scenario", sc.toString(), "--bogus", "1").code()).isEqualTo(2);
         assertThat(run("--scenario").code()).isEqualTo(2);

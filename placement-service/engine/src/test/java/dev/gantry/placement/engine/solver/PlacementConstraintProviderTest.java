@@ -342,6 +342,27 @@ class PlacementConstraintProviderTest {
     }
 
     @Nested
+    class GpuSpeed {
+        private PlacementOption withSlowness(long slownessMilli) {
+            PlacementOption o = place(N0, 0, 1);
+            return new PlacementOption(o.id() + 20_000, o.kind(), o.tasks(), o.slots(), o.loads(), o.gpuMilli(), 1, false, false, 0, slownessMilli);
+        }
+
+        @Test
+        void penalizesGpusSlowerThanTheFastestModel() {
+            // two GPUs, each 1.5 units slower than the fastest model
+            VERIFIER.verifyThat(PlacementConstraintProvider::gpuSpeed)
+                    .given(pending("a", Q, 0, 2000, withSlowness(3000)))
+                    .penalizesBy(3 * PlacementConstraintProvider.SLOWER_GPU);
+        }
+
+        @Test
+        void theFastestModelCostsNothing() {
+            VERIFIER.verifyThat(PlacementConstraintProvider::gpuSpeed).given(pending("a", Q, 0, 2000, withSlowness(0))).penalizesBy(0);
+        }
+    }
+
+    @Nested
     class ExpectedFragmentation {
         private PlacementOption withFragmentation(long milli) {
             PlacementOption o = place(N0, 0);
@@ -391,7 +412,7 @@ class PlacementConstraintProviderTest {
     void everyConstraintHasAWeightClass() {
         assertThat(PlacementConstraintProvider.HARD_CONSTRAINTS).hasSize(7);
         assertThat(PlacementConstraintProvider.MEDIUM_CONSTRAINTS).hasSize(3);
-        assertThat(PlacementConstraintProvider.SOFT_CONSTRAINTS).hasSize(6);
+        assertThat(PlacementConstraintProvider.SOFT_CONSTRAINTS).hasSize(7);
     }
 
     @Test
