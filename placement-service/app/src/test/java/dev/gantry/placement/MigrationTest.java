@@ -111,7 +111,7 @@ class MigrationTest {
                 nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "migration-test", "ann", Instant.now())));
             }
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> started.stream().allMatch(id ->
+        await().atMost(Duration.ofSeconds(60)).until(() -> started.stream().allMatch(id ->
                 db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString())
                         + db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id.toString()) == 0));
         started.clear();

@@ -106,7 +106,7 @@ class KubernetesMigrationTest {
                 nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "k8s-migration", "kim", Instant.now())));
             }
         }
-        await().atMost(Duration.ofSeconds(20)).until(() -> started.stream().allMatch(id ->
+        await().atMost(Duration.ofSeconds(60)).until(() -> started.stream().allMatch(id ->
                 db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString())
                         + db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id.toString()) == 0));
         driver.close();
