@@ -277,7 +277,7 @@ public final class OptionGenerator {
             for (GangPacker.GangFit fit : packer.candidates(fixedState, shape, reps, migrationsPerState)) {
                 add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false));
             }
-            consolidatedMove(job, shape, reps).ifPresent(fit -> add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY)));
+            consolidatedMove(job, shape, reps).ifPresent(fit -> add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false)));
         }
         long weight = Math.max(1, 1000L + job.priority());
         GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.RUNNING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
