@@ -215,7 +215,7 @@ public class JobAdmission {
                         .toList(),
                 spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
                 spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds(),
-                spec.checkpointGraceSeconds());
+                spec.checkpointGraceSeconds(), spec.migratable());
     }
 
     /** The job if the caller may see it; otherwise 404, whether it exists or not (no existence leak). */

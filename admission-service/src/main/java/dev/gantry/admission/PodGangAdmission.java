@@ -167,7 +167,7 @@ public class PodGangAdmission {
                 pods.gpuModels() == null ? List.of() : pods.gpuModels(), pods.gpuTopology() == null ? "any" : pods.gpuTopology(),
                 pods.network(), pods.requireInfiniBand(), pods.nodeSelector() == null ? Map.of() : pods.nodeSelector(),
                 pods.tolerations() == null ? List.of() : pods.tolerations(), pods.preemptible(), pods.checkpointable(), null,
-                pods.estimatedRuntimeSeconds(), Map.of());
+                pods.estimatedRuntimeSeconds(), Map.of(), pods.migratable());
     }
 
     private void count(String outcome) {

@@ -108,6 +108,24 @@ class JobGrpcServiceTest {
     }
 
     @Test
+    void aMigratableJobOverGrpcMustBeCheckpointable() {
+        JobService alice = as(Tokens.of("alice", "vision"));
+        StatusRuntimeException refused = (StatusRuntimeException) org.assertj.core.api.Assertions.catchThrowable(() ->
+                alice.submit(SubmitJobRequest.newBuilder().setJob(spec("grpc-mover").setMigratable(true)).build()).await().atMost(WAIT));
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(StatusProto.fromThrowable(refused).getDetailsList().stream().map(any -> {
+            try {
+                return any.unpack(BadRequest.class);
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new AssertionError(e);
+            }
+        }).flatMap(bad -> bad.getFieldViolationsList().stream()).map(BadRequest.FieldViolation::getField).toList()).contains("migratable");
+        Job accepted = alice.submit(SubmitJobRequest.newBuilder().setJob(spec("grpc-mover").setMigratable(true).setCheckpointable(true))
+                .build()).await().atMost(WAIT);
+        assertThat(accepted.getState()).isEqualTo("QUEUED");
+    }
+
+    @Test
     void watchStreamsChangesUntilTheJobEnds() throws Exception {
         JobService alice = as(Tokens.of("alice", "vision"));
         Job job = alice.submit(SubmitJobRequest.newBuilder().setJob(spec("grpc-watched")).build()).await().atMost(WAIT);

@@ -124,6 +124,26 @@ class JobSubmissionTest {
     }
 
     @Test
+    void aMigratableJobMustBeCheckpointableAndItsFlagTravelsToPlacement() {
+        long jobsBefore = jobs();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(VALID_JOB.replace("\"checkpointable\": true", "\"checkpointable\": false, \"migratable\": true"))
+                .when().post("/v1/jobs")
+                .then().statusCode(422)
+                .contentType(startsWith("application/problem+json"))
+                .body("errors.field", hasItem("migratable"));
+        assertThat(jobs()).isEqualTo(jobsBefore);
+
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(VALID_JOB.replace("\"checkpointable\": true", "\"checkpointable\": true, \"migratable\": true"))
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id)).contains("\"migratable\":true");
+        String plain = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", plain)).contains("\"migratable\":false");
+    }
+
+    @Test
     void aMemberOfSeveralTeamsMustNameOne() {
         given().auth().oauth2(Tokens.of("bob", "vision", "speech")).contentType(ContentType.JSON).body(VALID_JOB)
                 .when().post("/v1/jobs")

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementMigrated;
 import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.testing.TestDatabase;
@@ -20,6 +21,7 @@ import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.Test;
@@ -193,6 +195,32 @@ class LifecycleEventsTest {
                 .body("[2].reason", org.hamcrest.Matchers.containsString("node h100-a lost"))
                 .body("[3].reason", org.hamcrest.Matchers.equalTo("cancelled by alice"));
         given().auth().oauth2(Tokens.of("mallory", "other-team")).when().get("/v1/jobs/" + id + "/history").then().statusCode(404);
+    }
+
+    @Test
+    void aMigratedJobStaysPlacedAndItsHistoryShowsEachStepOfTheMove() throws Exception {
+        String id = submit();
+        UUID jobId = UUID.fromString(id);
+        List<PlacementBound.BoundTask> there = List.of(new PlacementBound.BoundTask("worker-0", "h100-b", List.of(0, 1), null));
+        EventEnvelope<PlacementMigrated> moved = EventEnvelope.of(Subjects.PLACEMENTS_MIGRATED, id, new PlacementMigrated(jobId, "normal",
+                PlacementMigrated.MOVED, "h100-a", "h100-b", null, Instant.now(), null, there), 3);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(bound(id, 1));
+            await().atMost(DELIVERY).until(() -> "PLACED".equals(state(id)));
+            nats.publish(EventEnvelope.of(Subjects.PLACEMENTS_MIGRATED, id, new PlacementMigrated(jobId, "normal", PlacementMigrated.STOPPING,
+                    "h100-a", "h100-b", "defragmenting; checkpoint grace 30s", Instant.now(), Instant.now().plusSeconds(30), List.of()), 2));
+            nats.publish(moved);
+            nats.publish(moved); // redelivered: one new attempt, not two
+            awaitProcessed(moved);
+        }
+        assertThat(state(id)).isEqualTo("PLACED");
+        assertThat(db.queryLong("select attempts from job where id = ?::uuid", id)).isEqualTo(2);
+        assertThat(db.queryString("select placement from job where id = ?::uuid", id)).contains("h100-b");
+        given().auth().oauth2(Tokens.of("alice", "vision")).when().get("/v1/jobs/" + id + "/history").then().statusCode(200)
+                .body("state", org.hamcrest.Matchers.contains("QUEUED", "PLACED", "PLACED", "PLACED"))
+                .body("[2].reason", org.hamcrest.Matchers.containsString("migrating from h100-a to h100-b"))
+                .body("[3].reason", org.hamcrest.Matchers.equalTo("migrated from h100-a to h100-b"))
+                .body("[3].source", org.hamcrest.Matchers.equalTo(Subjects.PLACEMENTS_MIGRATED));
     }
 
     @Test

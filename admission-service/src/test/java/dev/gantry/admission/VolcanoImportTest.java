@@ -117,6 +117,21 @@ class VolcanoImportTest {
     }
 
     @Test
+    void aVolcanoJobIsMigratableByAnnotationAndOnlyWhenCheckpointable() {
+        String migratable = TF_DIST_TRAIN.replace("  labels:\n",
+                "  annotations:\n    gantry.dev/migratable: \"true\"\n    gantry.dev/checkpointable: \"true\"\n  labels:\n");
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml").body(yaml(migratable))
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id))
+                .contains("\"checkpointable\":true").contains("\"migratable\":true");
+
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(migratable.replace("    gantry.dev/checkpointable: \"true\"\n", "")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("migratable"));
+    }
+
+    @Test
     void otherKindsAndBadQuantitiesAreRefusedByName() {
         long before = db.queryLong("select count(*) from job");
         given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")

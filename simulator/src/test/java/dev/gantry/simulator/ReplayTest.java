@@ -284,4 +284,39 @@ class ReplayTest {
         assertThat(m.finished()).isEqualTo(4);
         assertThat(m.preemptions()).isZero();
     }
+
+    /**
+     * Two 8-GPU nodes, eight 2-GPU jobs; the short ones end at 100 and leave 4 + 4 GPUs free between
+     * long ones. An 8-GPU job arriving at 1000 waits for a long job to end, unless the long jobs are
+     * migratable: then two of them move (each losing 300 s) and it starts in its first window.
+     */
+    @Test
+    void migratableJobsMoveToPlaceAWholeNodeJobAndEachMoveCostsTheMovedJob() throws IOException {
+        String csv = """
+                name,submit,duration,gpus
+                a,0,100000,2
+                b,0,100,2
+                c,0,100000,2
+                d,0,100,2
+                e,0,100000,2
+                f,0,100,2
+                g,0,100000,2
+                h,0,100,2
+                w,1000,500,8
+                """;
+        List<TraceJob> jobs = TraceReaders.gantryCsv(TestClusters.write(dir, "moves.csv", csv), null, null);
+        ReplayOptions reproducible = new ReplayOptions(10, OPTIONS.profile(), false, true, true, true, 2_000L);
+        ReplayResult still = new Replay(TestClusters.eightGpuNodes(2, 1), jobs, reproducible).run("timefold", Progress.NONE);
+        ReplayResult moving = new Replay(TestClusters.eightGpuNodes(2, 1), jobs, reproducible.withMigration(1.0, 300))
+                .run("timefold", Progress.NONE);
+        long waitedStill = still.jobs().stream().filter(j -> j.name().equals("w")).findFirst().orElseThrow().firstStart();
+        long waitedMoving = moving.jobs().stream().filter(j -> j.name().equals("w")).findFirst().orElseThrow().firstStart();
+        assertThat(still.migrations()).isZero();
+        assertThat(waitedStill).as("without moves it waits for a long job").isGreaterThanOrEqualTo(100_000);
+        assertThat(moving.migrations()).isEqualTo(2);
+        assertThat(waitedMoving).as("two moves place it in its first window").isEqualTo(1000);
+        long longEnds = moving.jobs().stream().filter(j -> List.of("a", "c", "e", "g").contains(j.name()))
+                .mapToLong(JobRecord::end).filter(end -> end == 100_000 + 300).count();
+        assertThat(longEnds).as("each moved job ends 300 s later").isEqualTo(2);
+    }
 }

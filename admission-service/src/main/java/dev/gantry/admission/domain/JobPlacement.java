@@ -2,6 +2,7 @@ package dev.gantry.admission.domain;
 
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementMigrated;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,6 +38,15 @@ public record JobPlacement(int attempt, Instant boundAt, List<Task> tasks) {
             tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli()));
         }
         return new JobPlacement(attempt, bound.boundAt(), tasks);
+    }
+
+    /** Where a migrated job holds its GPUs now: a new attempt on the tasks it moved to. */
+    public static JobPlacement moved(int attempt, PlacementMigrated moved) {
+        List<Task> tasks = new ArrayList<>();
+        for (PlacementBound.BoundTask t : moved.tasks()) {
+            tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+        }
+        return new JobPlacement(attempt, moved.at(), tasks);
     }
 
     /**

@@ -36,7 +36,17 @@ public record JobSpec(
         boolean checkpointable,
         Integer checkpointGraceSeconds,
         Long estimatedRuntimeSeconds,
-        Map<String, String> labels) {
+        Map<String, String> labels,
+        boolean migratable) {
+
+    /** Not migratable (the default). */
+    public JobSpec(String name, String queue, String team, String priorityClass, int priority, Integer minAvailable,
+            List<TaskGroupSpec> taskGroups, List<String> gpuModels, String gpuTopology, Network network, boolean requireInfiniBand,
+            Map<String, String> nodeSelector, List<Toleration> tolerations, boolean preemptible, boolean checkpointable,
+            Integer checkpointGraceSeconds, Long estimatedRuntimeSeconds, Map<String, String> labels) {
+        this(name, queue, team, priorityClass, priority, minAvailable, taskGroups, gpuModels, gpuTopology, network, requireInfiniBand,
+                nodeSelector, tolerations, preemptible, checkpointable, checkpointGraceSeconds, estimatedRuntimeSeconds, labels, false);
+    }
 
     public static final int MAX_PODS = 10_000;
     /** A million cores for one pod: far above any machine, far below where totals overflow. */
@@ -61,7 +71,14 @@ public record JobSpec(
     public JobSpec withTeam(String chosenTeam) {
         return new JobSpec(name, queue, chosenTeam, priorityClass, priority, minAvailable, taskGroups, gpuModels, gpuTopology,
                 network, requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, checkpointGraceSeconds,
-                estimatedRuntimeSeconds, labels);
+                estimatedRuntimeSeconds, labels, migratable);
+    }
+
+    /** The same job, migratable or not (an annotation on a manifest says so). */
+    public JobSpec withMigratable(boolean moveAllowed) {
+        return new JobSpec(name, queue, team, priorityClass, priority, minAvailable, taskGroups, gpuModels, gpuTopology,
+                network, requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, checkpointGraceSeconds,
+                estimatedRuntimeSeconds, labels, moveAllowed);
     }
 
     public int totalReplicas() {
@@ -178,6 +195,10 @@ public record JobSpec(
         }
         if (estimatedRuntimeSeconds != null && estimatedRuntimeSeconds <= 0) {
             errors.add(new FieldViolation("estimatedRuntimeSeconds", "must be greater than 0"));
+        }
+        if (migratable && !checkpointable) {
+            // a move stops the job and starts it elsewhere: without a checkpoint it would start over
+            errors.add(new FieldViolation("migratable", "a migratable job must be checkpointable (set checkpointable: true)"));
         }
         return errors;
     }

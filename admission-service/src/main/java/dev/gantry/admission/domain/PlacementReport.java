@@ -25,7 +25,11 @@ public enum PlacementReport {
     /** placements.completed: ran to its end. */
     COMPLETED(JobState.SUCCEEDED),
     /** placements.failed: the job itself failed. */
-    FAILED(JobState.FAILED);
+    FAILED(JobState.FAILED),
+    /** placements.migrated: moved to other GPUs to defragment (stopping, moved; still placed), or abandoned (back in line). */
+    MIGRATED(JobState.PLACED),
+    /** placements.migrated, abandoned: the move could not be finished; a placements.requeued follows. */
+    MIGRATION_ABANDONED(JobState.QUEUED);
 
     private final JobState reportedState;
 
@@ -64,6 +68,8 @@ public enum PlacementReport {
             case PREEMPTED, REQUEUED -> current.canBecome(JobState.PREEMPTED);
             case COMPLETED -> current == JobState.PLACED || current.canBecome(JobState.SUCCEEDED);
             case FAILED -> current.canBecome(JobState.FAILED);
+            case MIGRATED -> current == JobState.PLACED;
+            case MIGRATION_ABANDONED -> current.canBecome(JobState.PREEMPTED);
         };
         return allowed ? Optional.of(reportedState) : Optional.empty();
     }

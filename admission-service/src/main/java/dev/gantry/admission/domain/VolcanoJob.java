@@ -27,6 +27,10 @@ public final class VolcanoJob {
     static final String NETWORK_REQUIRED = "gantry.dev/network-required";
     static final String NETWORK_PREFERRED = "gantry.dev/network-preferred";
     static final String GPU_TOPOLOGY = "gantry.dev/gpu-topology";
+    /** "true": the job checkpoints on SIGTERM and resumes from its checkpoint (Volcano's spec has no such field). */
+    static final String CHECKPOINTABLE = "gantry.dev/checkpointable";
+    /** "true": placement may stop the job with its checkpoint grace and restart it elsewhere (needs checkpointable). */
+    static final String MIGRATABLE = "gantry.dev/migratable";
 
     private VolcanoJob() {
     }
@@ -80,7 +84,8 @@ public final class VolcanoJob {
                 spec.hasNonNull("priorityClassName") ? spec.get("priorityClassName").asText() : null, 0,
                 spec.hasNonNull("minAvailable") ? spec.get("minAvailable").asInt() : null,
                 groups, List.of(), annotations.path(GPU_TOPOLOGY).asText(null), network(spec, annotations), false, nodeSelector,
-                tolerations, true, false, null, null, labels);
+                tolerations, true, "true".equals(annotations.path(CHECKPOINTABLE).asText(null)), null, null, labels,
+                "true".equals(annotations.path(MIGRATABLE).asText(null)));
     }
 
     /**

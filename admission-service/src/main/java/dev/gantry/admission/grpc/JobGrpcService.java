@@ -154,7 +154,8 @@ public class JobGrpcService implements JobService {
                 job.getTolerationsList().stream().map(t -> new Toleration(t.getKey(), t.hasValue() ? t.getValue() : null)).toList(),
                 !job.hasPreemptible() || job.getPreemptible(), job.getCheckpointable(),
                 job.hasCheckpointGraceSeconds() ? job.getCheckpointGraceSeconds() : null,
-                job.hasEstimatedRuntimeSeconds() ? job.getEstimatedRuntimeSeconds() : null, job.getLabelsMap());
+                job.hasEstimatedRuntimeSeconds() ? job.getEstimatedRuntimeSeconds() : null, job.getLabelsMap(),
+                job.getMigratable());
     }
 
     static Job toProto(JobEntity job) {

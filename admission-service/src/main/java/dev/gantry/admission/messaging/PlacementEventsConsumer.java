@@ -12,6 +12,7 @@ import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.MalformedEventException;
 import dev.gantry.contracts.events.Subjects;
 import dev.gantry.contracts.placements.PlacementBound;
+import dev.gantry.contracts.placements.PlacementMigrated;
 import dev.gantry.contracts.placements.PlacementPending;
 import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.contracts.placements.PodGangDissolved;
@@ -106,6 +107,19 @@ public class PlacementEventsConsumer {
                 case Subjects.PLACEMENTS_REQUEUED -> released(event, PlacementReport.REQUEUED, r -> "requeued: " + r + "; waiting to be placed again");
                 case Subjects.PLACEMENTS_FAILED -> released(event, PlacementReport.FAILED, r -> r);
                 case Subjects.PLACEMENTS_COMPLETED -> released(event, PlacementReport.COMPLETED, r -> null);
+                case Subjects.PLACEMENTS_MIGRATED -> {
+                    EventEnvelope<PlacementMigrated> migrated = EventCodec.decode(event, PlacementMigrated.class);
+                    PlacementMigrated m = migrated.payload();
+                    boolean abandoned = PlacementMigrated.ABANDONED.equals(m.phase());
+                    // each step in the job's history; once moved, a new attempt where it runs now
+                    yield applyInOrder(migrated, m.jobId(), abandoned ? PlacementReport.MIGRATION_ABANDONED : PlacementReport.MIGRATED,
+                            m.describe(), !PlacementMigrated.MOVED.equals(m.phase()) ? null : job -> {
+                                job.attempts++;
+                                job.placement = JobPlacement.moved(job.attempts, m).toJson();
+                                job.exitCode = null;
+                                return null;
+                            });
+                }
                 case Subjects.PLACEMENTS_PENDING -> {
                     EventEnvelope<PlacementPending> pending = EventCodec.decode(event, PlacementPending.class);
                     yield applyInOrder(pending, pending.payload().jobId(), PlacementReport.PENDING, pending.payload().reason(), null);

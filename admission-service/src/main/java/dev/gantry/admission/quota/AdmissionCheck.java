@@ -46,6 +46,6 @@ public class AdmissionCheck {
         String gpuModel = spec.gpuModels().size() == 1 ? spec.gpuModels().getFirst() : null;
         return quota.check(new QuotaClient.CheckRequest(caller.user(), spec.team(), caller.teams(), spec.queue(),
                 new QuotaClient.Resources(spec.totalGpus(), gpuModel, spec.totalCpuMillis(), spec.totalMemoryMiB()),
-                spec.priorityClass(), spec.priority() == 0 ? null : spec.priority()));
+                spec.priorityClass(), spec.priority() == 0 ? null : spec.priority(), spec.migratable()));
     }
 }

@@ -18,8 +18,9 @@ import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 public interface QuotaClient {
 
     /** {@code priority}: the number the job asks for, null when it names none (0). */
+    /** {@code migratable}: the job asks to be movable while it runs (its queue may forbid that). */
     record CheckRequest(String user, String team, Set<String> teams, String queue, Resources resources, String priorityClass,
-            Integer priority) {
+            Integer priority, boolean migratable) {
     }
 
     record Resources(int gpus, String gpuModel, long cpuMillis, long memoryMiB) {

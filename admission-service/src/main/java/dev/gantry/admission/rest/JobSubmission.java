@@ -18,7 +18,7 @@ import java.util.Map;
 /**
  * The JSON body of {@code POST /v1/jobs}: the pending job of the scenario format plus queue, team,
  * priority class, labels, and image and command per task group. Field limits follow FORMAT.md;
- * omitted fields take its defaults (preemptible, not checkpointable, any topology).
+ * omitted fields take its defaults (preemptible, not checkpointable, not migratable, any topology).
  */
 public record JobSubmission(
         @NotBlank @Size(max = 253) String name,
@@ -38,7 +38,8 @@ public record JobSubmission(
         Boolean checkpointable,
         @PositiveOrZero Integer checkpointGraceSeconds,
         @Min(1) Long estimatedRuntimeSeconds,
-        Map<String, String> labels) {
+        Map<String, String> labels,
+        Boolean migratable) {
 
     public record TaskGroup(
             @NotBlank @Size(max = 253) String name,
@@ -59,6 +60,6 @@ public record JobSubmission(
                         .toList(),
                 gpuModels, gpuTopology, network, Boolean.TRUE.equals(requireInfiniBand), nodeSelector, tolerations,
                 preemptible == null || preemptible, Boolean.TRUE.equals(checkpointable), checkpointGraceSeconds,
-                estimatedRuntimeSeconds, labels);
+                estimatedRuntimeSeconds, labels, Boolean.TRUE.equals(migratable));
     }
 }

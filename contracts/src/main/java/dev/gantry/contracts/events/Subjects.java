@@ -25,6 +25,7 @@ public final class Subjects {
 
     public static final String PLACEMENTS_BOUND = "placements.bound";
     public static final String PLACEMENTS_PREEMPTED = "placements.preempted";
+    /** A step of a move of a running job to defragment the cluster (payload: PlacementMigrated). */
     public static final String PLACEMENTS_MIGRATED = "placements.migrated";
     /** The job itself failed (its pods or process failed); it ends FAILED. Payload: PlacementReleased. */
     public static final String PLACEMENTS_FAILED = "placements.failed";

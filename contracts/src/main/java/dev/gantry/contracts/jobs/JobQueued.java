@@ -28,7 +28,18 @@ public record JobQueued(
         boolean preemptible,
         boolean checkpointable,
         Long estimatedRuntimeSeconds,
-        Integer checkpointGraceSeconds) {
+        Integer checkpointGraceSeconds,
+        boolean migratable) {
+
+    /** Not migratable: what producers before that field sent (placement never moves such a job while it runs). */
+    public JobQueued(UUID jobId, String name, String queue, String owner, int priority, Instant submittedAt, Integer minAvailable,
+            List<TaskGroup> taskGroups, List<String> gpuModels, String gpuTopology, Network network, boolean requireInfiniBand,
+            Map<String, String> nodeSelector, List<Toleration> tolerations, boolean preemptible, boolean checkpointable,
+            Long estimatedRuntimeSeconds, Integer checkpointGraceSeconds) {
+        this(jobId, name, queue, owner, priority, submittedAt, minAvailable, taskGroups, gpuModels, gpuTopology, network,
+                requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, estimatedRuntimeSeconds,
+                checkpointGraceSeconds, false);
+    }
 
     /** A job without its own checkpoint grace (the default applies): what producers before that field sent. */
     public JobQueued(UUID jobId, String name, String queue, String owner, int priority, Instant submittedAt, Integer minAvailable,

@@ -18,10 +18,16 @@ public final class AdmissionPolicy {
      * {@code priority} is the number the job asks for, null (or 0) when it asks for none.
      */
     public record Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
-            String priorityClass, Integer priority) {
+            String priorityClass, Integer priority, boolean migratable) {
         public Request {
             teams = teams == null ? List.of() : List.copyOf(teams);
             priority = priority != null && priority == 0 ? null : priority;
+        }
+
+        /** A job that does not ask to be migratable. */
+        public Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
+                String priorityClass, Integer priority) {
+            this(user, teams, queue, gpus, gpuModel, cpuMillis, memoryMiB, priorityClass, priority, false);
         }
 
         public Request(String user, List<String> teams, String queue, int gpus, String gpuModel, long cpuMillis, long memoryMiB,
@@ -66,6 +72,7 @@ public final class AdmissionPolicy {
             AdmissionPolicy::priorityClassKnown,
             AdmissionPolicy::priorityClassAllowed,
             AdmissionPolicy::priorityWithinLimit,
+            AdmissionPolicy::migrationAllowed,
             AdmissionPolicy::jobLimit,
             AdmissionPolicy::queueCapability,
             AdmissionPolicy::teamLimit,
@@ -111,6 +118,17 @@ public final class AdmissionPolicy {
         List<String> path = context.tree().pathToRoot(request.queue()).stream().map(QueueSpec::name).toList();
         return named.allows(path, request.teams()) ? Optional.empty()
                 : Optional.of(new Rejection.PriorityClassNotAllowed(named.name(), request.queue(), named.queues(), named.teams()));
+    }
+
+    /** A migratable job only where the nearest queue on the path that says allows migration (none says: allowed). */
+    static Optional<Rejection> migrationAllowed(Request request, Context context) {
+        if (!request.migratable()) {
+            return Optional.empty();
+        }
+        return context.tree().pathToRoot(request.queue()).stream()
+                .filter(q -> q.limits().migrationAllowed() != null).findFirst()
+                .filter(q -> !q.limits().migrationAllowed())
+                .map(q -> new Rejection.MigrationNotAllowed(request.queue(), q.name()));
     }
 
     /**

@@ -41,10 +41,18 @@ public record QueueSpec(String name, String parent, int weight, ResourceAmounts 
      * {@code defaultPriority} is the priority of a job that names none (the nearest on the path to
      * the root decides; none: the default priority class, else 0); {@code maxPriority} caps what a
      * job may ask for, as a number or through its class (none: a number may not exceed the default).
+     * {@code migrationAllowed} false: jobs that ask to be migratable are refused (placement would stop
+     * and move them to defragment the cluster); the nearest on the path decides, none: allowed.
      */
     public record QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser, Integer defaultPriority,
-            Integer maxPriority) {
-        public static final QueueLimits NONE = new QueueLimits(null, null, null, null, null);
+            Integer maxPriority, Boolean migrationAllowed) {
+        public static final QueueLimits NONE = new QueueLimits(null, null, null, null, null, null);
+
+        /** Without a say on migration (the nearest queue on the path that has one decides; none: allowed). */
+        public QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser, Integer defaultPriority,
+                Integer maxPriority) {
+            this(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, defaultPriority, maxPriority, null);
+        }
 
         public QueueLimits(Integer maxRunningGpus, Integer maxGpusPerJob, Integer maxPendingJobsPerUser) {
             this(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, null, null);

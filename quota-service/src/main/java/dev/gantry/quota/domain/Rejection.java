@@ -44,6 +44,14 @@ public sealed interface Rejection {
         }
     }
 
+    /** The job asks to be migratable and its queue (or the ancestor deciding) forbids moving running jobs. */
+    record MigrationNotAllowed(String queue, String decidingQueue) implements Rejection {
+        public String message() {
+            return "queue '" + decidingQueue + "' does not allow migratable jobs"
+                    + (decidingQueue.equals(queue) ? "" : " (it decides for '" + queue + "')") + "; submit without migratable";
+        }
+    }
+
     record UnknownPriorityClass(String priorityClass) implements Rejection {
         public String message() {
             return "there is no priority class named '" + priorityClass + "'";

@@ -86,6 +86,10 @@ public class QueueEntity extends PanacheEntityBase {
     @Column(name = "max_priority")
     public Integer maxPriority;
 
+    /** False: jobs asking to be migratable are refused; null: the nearest ancestor that says decides. */
+    @Column(name = "migration_allowed")
+    public Boolean migrationAllowed;
+
     @Column(name = "updated_at", nullable = false)
     public Instant updatedAt;
 
@@ -94,7 +98,8 @@ public class QueueEntity extends PanacheEntityBase {
                 new ResourceAmounts(guaranteeGpus, guaranteeCpuMillis, guaranteeMemoryMiB, readMap(guaranteeGpusByModel)),
                 new ResourceLimits(capabilityGpus, capabilityCpuMillis, capabilityMemoryMiB, readMap(capabilityGpusByModel)),
                 reclaimable, state, new QueueSpec.Members(readList(memberUsers), readList(memberTeams)),
-                new QueueSpec.QueueLimits(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, defaultPriority, maxPriority));
+                new QueueSpec.QueueLimits(maxRunningGpus, maxGpusPerJob, maxPendingJobsPerUser, defaultPriority, maxPriority,
+                        migrationAllowed));
     }
 
     public void apply(QueueSpec spec) {
@@ -118,6 +123,7 @@ public class QueueEntity extends PanacheEntityBase {
         maxPendingJobsPerUser = spec.limits().maxPendingJobsPerUser();
         defaultPriority = spec.limits().defaultPriority();
         maxPriority = spec.limits().maxPriority();
+        migrationAllowed = spec.limits().migrationAllowed();
         updatedAt = Instant.now();
     }
 

@@ -45,7 +45,7 @@ public class AdmissionCheckResource {
     /** {@code team} and {@code teams} are merged: the user's teams, for queue membership. */
     public record AdmissionCheckRequest(@NotBlank String user, String team, List<@NotNull String> teams, @NotBlank String queue,
             @Valid @NotNull JobResources resources, String priorityClass,
-            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer priority) {
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer priority, Boolean migratable) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -65,7 +65,8 @@ public class AdmissionCheckResource {
         }
         JobResources r = body.resources();
         AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
-                r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority());
+                r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority(),
+                Boolean.TRUE.equals(body.migratable()));
         // one statement for the user's limits and counts; the queue tree and priority classes from memory while unchanged
         return contexts.of(body.user()).map(context -> respond(AdmissionPolicy.check(request, context)));
     }

@@ -61,7 +61,8 @@ public class QueueResource {
     public record LimitsRequest(@PositiveOrZero Integer maxRunningGpus, @PositiveOrZero Integer maxGpusPerJob,
             @PositiveOrZero Integer maxPendingJobsPerUser,
             @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer defaultPriority,
-            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer maxPriority) {
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer maxPriority,
+            Boolean migrationAllowed) {
     }
 
     /**
@@ -81,7 +82,7 @@ public class QueueResource {
                     members == null ? QueueSpec.Members.ANYONE : new QueueSpec.Members(members.users(), members.teams()),
                     limits == null ? QueueSpec.QueueLimits.NONE
                             : new QueueSpec.QueueLimits(limits.maxRunningGpus(), limits.maxGpusPerJob(), limits.maxPendingJobsPerUser(),
-                                    limits.defaultPriority(), limits.maxPriority()));
+                                    limits.defaultPriority(), limits.maxPriority(), limits.migrationAllowed()));
         }
     }
 

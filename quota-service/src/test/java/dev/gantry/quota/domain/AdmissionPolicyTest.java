@@ -69,4 +69,25 @@ class AdmissionPolicyTest {
         assertThat(notMember.rejection().message())
                 .isEqualTo("user 'mallory' is not a member of queue 'research', whose members may submit to 'vision'");
     }
+
+    @Test
+    void aQueueMayForbidMigratableJobsForItsSubtreeAndAChildMayAllowThemAgain() {
+        QueueSpec org = new QueueSpec("prod", null, 1, null, null, true, null, null,
+                new QueueSpec.QueueLimits(null, null, null, null, null, false));
+        QueueSpec inherits = new QueueSpec("serving", "prod", 1, null, null, true, null, null, null);
+        QueueSpec allows = new QueueSpec("batch", "prod", 1, null, null, true, null, null,
+                new QueueSpec.QueueLimits(null, null, null, null, null, true));
+        var ctx = new AdmissionPolicy.Context(new QueueTree(List.of(org, inherits, allows)), Map.of(), Optional.empty(), Map.of(), Map.of());
+        AdmissionPolicy.Request migratable = new AdmissionPolicy.Request("alice", List.of(), "serving", 2, null, 0, 0, null, null, true);
+        var refused = (AdmissionPolicy.Rejected) AdmissionPolicy.check(migratable, ctx);
+        assertThat(refused.rejection().reason()).isEqualTo("MigrationNotAllowed");
+        assertThat(refused.rejection().message()).isEqualTo(
+                "queue 'prod' does not allow migratable jobs (it decides for 'serving'); submit without migratable");
+        assertThat(AdmissionPolicy.check(new AdmissionPolicy.Request("alice", List.of(), "serving", 2, null, 0, 0, null, null, false), ctx))
+                .as("the same job, not migratable").isInstanceOf(AdmissionPolicy.Allowed.class);
+        assertThat(AdmissionPolicy.check(new AdmissionPolicy.Request("alice", List.of(), "batch", 2, null, 0, 0, null, null, true), ctx))
+                .as("the nearest queue that says decides").isInstanceOf(AdmissionPolicy.Allowed.class);
+        assertThat(AdmissionPolicy.check(job("vision", 1, null, null), context(Map.of(), Map.of(), null)))
+                .as("no queue says: allowed").isInstanceOf(AdmissionPolicy.Allowed.class);
+    }
 }

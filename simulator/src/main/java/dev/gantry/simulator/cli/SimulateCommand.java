@@ -40,7 +40,7 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 --move-cost 300s] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
             + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
@@ -81,7 +81,7 @@ public final class SimulateCommand {
     private static int simulate(String[] argv, PrintStream out, PrintStream err) {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
-                        "--modes", "--batch"),
+                        "--modes", "--batch", "--migratable", "--move-cost"),
                 Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
@@ -190,8 +190,14 @@ public final class SimulateCommand {
                 run.put("startForecast", "first " + FORECAST_JOBS + " jobs in line, " + FORECAST_HORIZON_SECONDS / 3600 + " h ahead, "
                         + FORECAST_STEPS + " release times at most");
             }
+            double migratable = fraction(a.get("--migratable", "0"), "--migratable");
+            Duration moveCost = duration(a.get("--move-cost", "300s"), "--move-cost");
+            if (migratable > 0) {
+                run.put("migratable", migratable + " of the jobs (by name hash), each move costing " + moveCost.toSeconds() + " s");
+            }
             Replay replay = new Replay(cluster, jobs, new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
-                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations, forecaster));
+                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations, forecaster)
+                    .withMigration(migratable, moveCost.toSeconds()));
             if (!a.flag("--quiet")) {
                 bar = new ProgressBar(err, policies.size());
             }
@@ -204,7 +210,10 @@ public final class SimulateCommand {
             }
             JobReport report = new JobReport(run, results);
             json = report.json();
-            summary = report.summary();
+            StringBuilder moves = new StringBuilder();
+            results.stream().filter(r -> r.migrations() > 0)
+                    .forEach(r -> moves.append(r.policy()).append(": ").append(r.migrations()).append(" jobs moved\n"));
+            summary = report.summary() + moves;
             html = report.html();
         }
         if (bar != null) {
@@ -279,6 +288,18 @@ public final class SimulateCommand {
             throw new UsageException(option + ": no such file " + p);
         }
         return path;
+    }
+
+    private static double fraction(String text, String flag) {
+        try {
+            double v = Double.parseDouble(text);
+            if (v < 0 || v > 1) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + ": expected a fraction 0..1, got " + text);
+        }
     }
 
     static Duration duration(String text, String option) {

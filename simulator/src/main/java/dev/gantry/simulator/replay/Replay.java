@@ -56,6 +56,8 @@ public final class Replay {
         long attained;
         long end = -1;
         int preemptions;
+        /** When it was last moved (-1: never): the placement service's minimum time between two moves. */
+        long lastMoved = -1;
         List<RunningTask> tasks = List.of();
         /** Start-time forecasts ({@link ForecastSample}): when made (MIN_VALUE: not yet), what (-1: unknown). */
         long atSubmissionMadeAt = Long.MIN_VALUE;
@@ -99,6 +101,7 @@ public final class Replay {
         List<Integer> stranded = new ArrayList<>();
         List<Integer> idleWaiting = new ArrayList<>();
         int preemptions = 0;
+        int migrations = 0;
         int fallbacks = 0;
         int fastPaths = 0;
         long w = options.windowSeconds();
@@ -168,6 +171,13 @@ public final class Replay {
             for (var m : plan.migrations()) {
                 Live l = runningByName.get(m.job());
                 l.tasks = tasks(l.job, m.tasks());
+                // checkpoint, stop, restart elsewhere: the job holds GPUs that long without progress
+                completions.remove(l);
+                l.end += options.moveCostSeconds();
+                completions.add(l);
+                endByName.put(l.job.name(), l.end);
+                l.lastMoved = tick;
+                migrations++;
             }
             for (Placement p : plan.placements()) {
                 Live l = pending.remove(p.job());
@@ -205,7 +215,7 @@ public final class Replay {
             }
         }
         return new ReplayResult(policy, cluster.gpuMilli(), records, segments, solveMillis, stranded, idleWaiting, preemptions, fallbacks, fastPaths,
-                (System.nanoTime() - wallStart) / 1_000_000, forecasts);
+                (System.nanoTime() - wallStart) / 1_000_000, migrations, forecasts);
     }
 
     /**
@@ -255,7 +265,8 @@ public final class Replay {
         for (Live l : running) {
             long service = l.attained + (now - l.startedAt) * l.job.gpuMilli() / 1000;
             int priority = las ? LasPlanner.servicePriority(l.job.priority(), service) : l.job.priority();
-            run.add(new RunningJob(l.job.name(), l.job.queue(), priority, options.preemptible(), options.preemptible(), false,
+            boolean movable = movable(l, now);
+            run.add(new RunningJob(l.job.name(), l.job.queue(), priority, options.preemptible(), options.preemptible() || movable, movable,
                     l.startedAt, l.tasks));
         }
         List<PendingJob> pend = new ArrayList<>();
@@ -269,6 +280,19 @@ public final class Replay {
             pend.add(p);
         }
         return new Scenario(Scenario.FORMAT, name, now, cluster.nodes(), queues, run, pend);
+    }
+
+    /**
+     * Whether the job may be moved now: one of the migratable fraction (by a hash of its name), not
+     * in its first 10 minutes after a placement and not moved within the hour (the service's
+     * default disruption budget per job).
+     */
+    private boolean movable(Live l, long now) {
+        if (options.migratableFraction() <= 0) {
+            return false;
+        }
+        double draw = (l.job.name().hashCode() & 0x7fffffff) / (double) Integer.MAX_VALUE;
+        return draw < options.migratableFraction() && now - l.startedAt >= 600 && (l.lastMoved < 0 || now - l.lastMoved >= 3600);
     }
 
     /** A placement's tasks as running tasks, with the CPU and memory of their task group. */

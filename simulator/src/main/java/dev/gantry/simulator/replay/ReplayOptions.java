@@ -12,13 +12,22 @@ import dev.gantry.placement.engine.planner.SolverProfile;
  * ({@code ReservingPlanner}), and {@code solverMoves}: null, the solver works to the profile's
  * deadline; else it evaluates that many moves per window with a fixed seed, so that a replay
  * repeats exactly ({@code TimefoldPlanner}'s reproducible mode), and {@code reservations}: how
- * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only), and
+ * many waiting jobs that do not fit get a reservation (1: EASY's head of the line only);
  * {@code forecaster}: null, no start-time forecasts; else every waiting job's start is forecast
- * when it is first left waiting and again an hour after its submission ({@link ForecastSample}).
+ * when it is first left waiting and again an hour after its submission ({@link ForecastSample});
+ * {@code migratableFraction} of the jobs may be moved while they run, each move costing
+ * {@code moveCostSeconds} (see {@link #withMigration}).
  */
 public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
-        boolean reservation, Long solverMoves, int reservations, StartForecaster forecaster) {
+        boolean reservation, Long solverMoves, int reservations, StartForecaster forecaster, double migratableFraction,
+        long moveCostSeconds) {
     public ReplayOptions {
+        if (migratableFraction < 0 || migratableFraction > 1) {
+            throw new IllegalArgumentException("migratable fraction must be 0..1");
+        }
+        if (moveCostSeconds < 0) {
+            throw new IllegalArgumentException("move cost must be 0 or more");
+        }
         if (reservations < 1) {
             throw new IllegalArgumentException("reservations must be at least 1");
         }
@@ -30,10 +39,26 @@ public record ReplayOptions(long windowSeconds, SolverProfile profile, boolean p
         }
     }
 
-    /** No start-time forecasts. */
+    /** No start-time forecasts, no job migratable. */
     public ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
             boolean reservation, Long solverMoves, int reservations) {
         this(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, null);
+    }
+
+    /** No job migratable. */
+    public ReplayOptions(long windowSeconds, SolverProfile profile, boolean preemptible, boolean validate, boolean fastPath,
+            boolean reservation, Long solverMoves, int reservations, StartForecaster forecaster) {
+        this(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, forecaster, 0, 0);
+    }
+
+    /**
+     * The same, with {@code fraction} of the jobs migratable (chosen by a hash of their name, so
+     * every policy gets the same ones) and each move costing the job {@code costSeconds} of
+     * progress (its checkpoint, stop and restart), as the placement service's binder carries it out.
+     */
+    public ReplayOptions withMigration(double fraction, long costSeconds) {
+        return new ReplayOptions(windowSeconds, profile, preemptible, validate, fastPath, reservation, solverMoves, reservations, forecaster,
+                fraction, costSeconds);
     }
 
     /** One reservation (EASY's). */

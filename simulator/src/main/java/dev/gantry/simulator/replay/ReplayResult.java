@@ -24,11 +24,21 @@ public record ReplayResult(
         int fallbacks,
         int fastPaths,
         long wallMillis,
+        int migrations,
         List<ForecastSample> forecasts) {
 
+    /** Without migrations (none were allowed) or forecasts. */
     public ReplayResult(String policy, long capacityMilli, List<JobRecord> jobs, List<long[]> segments, List<Long> solveMillis,
             List<Integer> strandedGpus, List<Integer> idleWhileWaiting, int preemptions, int fallbacks, int fastPaths, long wallMillis) {
-        this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths, wallMillis,
-                List.of());
+        this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths,
+                wallMillis, 0, List.of());
+    }
+
+    /** Without forecasts. */
+    public ReplayResult(String policy, long capacityMilli, List<JobRecord> jobs, List<long[]> segments, List<Long> solveMillis,
+            List<Integer> strandedGpus, List<Integer> idleWhileWaiting, int preemptions, int fallbacks, int fastPaths, long wallMillis,
+            int migrations) {
+        this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths,
+                wallMillis, migrations, List.of());
     }
 }

@@ -21,6 +21,9 @@ import java.util.UUID;
  */
 public final class PodGangs {
 
+    /** Annotation on a user's pod: placement may move the gang to defragment (admission: needs gantry.dev/checkpointable). */
+    public static final String MIGRATABLE = "gantry.dev/migratable";
+
     private PodGangs() {
     }
 
@@ -97,8 +100,15 @@ public final class PodGangs {
         JobQueued spec = new JobQueued(jobId, label, labels.getOrDefault(KubernetesActuator.LABEL_QUEUE, "default"), null,
                 intLabel(labels, "gantry.dev/priority", 0), submitted, min, groups, null, null, null, false,
                 pods.get(0).getSpec().getNodeSelector() == null ? Map.of() : pods.get(0).getSpec().getNodeSelector(), tolerations,
-                !"false".equals(labels.get("gantry.dev/preemptible")), "true".equals(labels.get("gantry.dev/checkpointable")), null);
+                !"false".equals(labels.get("gantry.dev/preemptible")), "true".equals(labels.get("gantry.dev/checkpointable")), null, null,
+                migratable(pods.get(0)));
         return new UserGang(spec, podByTask);
+    }
+
+    /** The annotation {@code gantry.dev/migratable: "true"} on the gang's first pod (admission refuses it without checkpointable). */
+    static boolean migratable(Pod pod) {
+        Map<String, String> annotations = pod.getMetadata().getAnnotations();
+        return annotations != null && "true".equals(annotations.get(MIGRATABLE));
     }
 
     private static int intLabel(Map<String, String> labels, String key, int fallback) {

@@ -51,4 +51,15 @@ public class RunningJobRecord extends PanacheEntityBase {
     /** Placed again after a preemption: not preemptible before this time; null when unprotected. */
     @Column(name = "protected_until")
     public Instant protectedUntil;
+
+    /**
+     * Being migrated: the tasks' new places (JSON list of {@code ClusterActuator.TaskBinding}), held
+     * for it while it stops ({@link #evictingUntil} is its checkpoint grace); null when not moving.
+     */
+    @Column(name = "migration_targets", columnDefinition = "text")
+    public String migrationTargets;
+
+    /** When it was last moved (the disruption budget's minimum time between two moves of a job). */
+    @Column(name = "last_migrated_at")
+    public Instant lastMigratedAt;
 }

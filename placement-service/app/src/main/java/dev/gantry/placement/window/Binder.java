@@ -3,6 +3,7 @@ package dev.gantry.placement.window;
 import dev.gantry.placement.cluster.ClusterActuator;
 import dev.gantry.placement.cluster.LeaderFence;
 import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.placement.engine.domain.Migration;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Preemption;
@@ -15,7 +16,7 @@ import java.util.UUID;
 import org.jboss.logging.Logger;
 
 /**
- * Applies a validated plan, job by job: preemptions first, then placements. Each is recorded
+ * Applies a validated plan, job by job: preemptions first, then migrations ({@link #migrateAll}), then placements. Each is recorded
  * first, in one transaction with its event in the outbox, so a restart resumes without
  * double-booking ({@link PreemptionRecorder}, {@link PlanRecorder}); then the cluster acts on it
  * ({@link GangLauncher} and the {@link ClusterActuator}: kubernetes mode; in standalone mode the rows
@@ -23,7 +24,7 @@ import org.jboss.logging.Logger;
  * is recorded on its own. A victim told first is evicted with its grace; a placement's pods are
  * created and bound all or none, and on failure the allocation is released and the job requeued
  * (or failed, when retrying cannot help). Only the leading replica applies plans; a deposed
- * leader's writes fail at the fence. Migrations are not applied yet. What was recorded is brought
+ * leader's writes fail at the fence. What was recorded is brought
  * back in line with the cluster afterwards by the {@link Reconciler}, which this class fronts for
  * the pod watcher and the node events.
  */
@@ -38,7 +39,11 @@ public class Binder {
     private final Reconciler reconciler;
     private final Leadership leadership;
 
-    public Binder(PreemptionRecorder preemptions, PlanRecorder plans, GangLauncher launcher, Reconciler reconciler, Leadership leadership) {
+    private final MigrationRecorder migrations;
+
+    public Binder(PreemptionRecorder preemptions, PlanRecorder plans, GangLauncher launcher, Reconciler reconciler, Leadership leadership,
+            MigrationRecorder migrations) {
+        this.migrations = migrations;
         this.preemptions = preemptions;
         this.plans = plans;
         this.launcher = launcher;
@@ -51,10 +56,30 @@ public class Binder {
         if (!leadership.leading()) {
             return Uni.createFrom().item(0);
         }
-        if (!plan.migrations().isEmpty()) {
-            LOG.infof("plan has %d migrations; not applied (the binder does not migrate yet)", plan.migrations().size());
+        return preemptAll(plan.preemptions()).chain(() -> migrateAll(plan.migrations()))
+                .chain(() -> bindAll(plan.placements(), gpuModelByNode));
+    }
+
+    /**
+     * The plan's moves recorded together, all or none ({@link MigrationRecorder}), then each job told
+     * to stop: its pods evicted with its grace in kubernetes mode (an agent reads the stop from its
+     * assignments; standalone mode simulates it). The move is finished when the grace ends
+     * ({@link Reconciler#finishEvictions}); until then the job holds both its old GPUs and its new
+     * ones, so the placement the move makes room for is bound by a later window.
+     */
+    Uni<Void> migrateAll(List<Migration> moves) {
+        if (moves.isEmpty()) {
+            return Uni.createFrom().voidItem();
         }
-        return preemptAll(plan.preemptions()).chain(() -> bindAll(plan.placements(), gpuModelByNode));
+        return migrations.recordAll(moves)
+                .chain(started -> Multi.createFrom().iterable(started)
+                        .onItem().transformToUniAndConcatenate(s -> launcher.evictIfToldOrReleased(
+                                new PreemptionRecorder.Preempted(true, s.grace(), s.gang())))
+                        .collect().asList().replaceWithVoid())
+                .onFailure(e -> !(e instanceof LeaderFence.DeposedException)).recoverWithUni(e -> {
+                    LOG.warnf("recording %d migrations failed, none applied (replanned next window): %s", moves.size(), e.toString());
+                    return Uni.createFrom().voidItem();
+                });
     }
 
     /** The plan's victims recorded together, then their pods evicted; one at a time should recording them together fail. */

@@ -76,7 +76,7 @@ public class PlanRecorder {
                 LOG.debugf("job %s left the pending set while planning; not bound", jobId);
                 return Uni.createFrom().item(Bound.NOTHING);
             }
-            return Allocation.<Allocation>list("node in ?1", nodes).chain(held -> {
+            return heldOn(nodes).chain(held -> {
                 String conflict = conflict(placement, held);
                 if (conflict != null) {
                     LOG.infof("job %s not bound: %s (replanned next window)", jobId, conflict);
@@ -106,7 +106,7 @@ public class PlanRecorder {
         placements.forEach(p -> p.tasks().forEach(t -> nodes.add(t.node())));
         return PlanWrites.batching()
                 .chain(() -> PendingJob.<PendingJob>list("jobId in ?1", ids))
-                .chain(pendings -> Allocation.<Allocation>list("node in ?1", nodes)
+                .chain(pendings -> heldOn(nodes)
                         .chain(heldNow -> JobPreemption.<JobPreemption>list("jobId in ?1", ids).chain(preemptions -> {
                             Map<UUID, PendingJob> pending = PlanWrites.byJob(pendings, p -> p.jobId);
                             Set<UUID> preemptedBefore = PlanWrites.byJob(preemptions, p -> p.jobId).keySet();
@@ -195,6 +195,18 @@ public class PlanRecorder {
     private Uni<Bound> bound(Recorded recorded) {
         return (cluster.acts() ? gangs.gangOf(recorded.jobId(), recorded.spec(), recorded.tasks()) : Uni.createFrom().<ClusterActuator.Gang>nullItem())
                 .map(gang -> new Bound(true, gang));
+    }
+
+    /** What is held on the nodes: their allocations, and the GPUs held for jobs moving there ({@link MoveTargets}). */
+    private static Uni<List<Allocation>> heldOn(Set<String> nodes) {
+        return Allocation.<Allocation>list("node in ?1", nodes).chain(rows -> MoveTargets.heldOn(nodes).map(targets -> {
+            if (targets.isEmpty()) {
+                return rows;
+            }
+            List<Allocation> all = new ArrayList<>(rows);
+            all.addAll(targets);
+            return all;
+        }));
     }
 
     /** The task group of a task named {@code <group>-<i>}. */

@@ -13,6 +13,7 @@ import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -23,7 +24,8 @@ import org.jboss.logging.Logger;
 
 /**
  * Brings what was recorded and the cluster back in line after the fact: placements recorded but
- * never launched are launched again, victims whose grace period is over give up their GPUs, a job
+ * never launched are launched again, victims whose grace period is over give up their GPUs (and
+ * jobs stopped for a move move), a job
  * whose pod was deleted outside Gantry or whose node is gone loses its placement.
  */
 @ApplicationScoped
@@ -37,7 +39,16 @@ public class Reconciler {
     private final StandaloneExecutor executor;
     private final Leadership leadership;
 
-    public Reconciler(GangLauncher launcher, Gangs gangs, Requeue requeue, StandaloneExecutor executor, Leadership leadership) {
+    private final MigrationFinisher migrations;
+    private final WindowMetrics metrics;
+    /** The window loop plans through the binder, which fronts this class: looked up when used. */
+    private final Instance<WindowLoop> windows;
+
+    public Reconciler(GangLauncher launcher, Gangs gangs, Requeue requeue, StandaloneExecutor executor, Leadership leadership,
+            MigrationFinisher migrations, WindowMetrics metrics, Instance<WindowLoop> windows) {
+        this.migrations = migrations;
+        this.metrics = metrics;
+        this.windows = windows;
         this.launcher = launcher;
         this.gangs = gangs;
         this.requeue = requeue;
@@ -62,13 +73,36 @@ public class Reconciler {
                 .replaceWithVoid();
     }
 
-    /** Ends a victim's grace: its pods go (if any are left), then its GPUs, in that order. */
+    /**
+     * Ends a victim's grace: its pods go (if any are left), then its GPUs, in that order. A job
+     * told to stop for a move is moved instead ({@link MigrationFinisher}); its new pods are
+     * launched once that is recorded, and a window runs at once for the job the move made room for.
+     */
     Uni<Boolean> finishEviction(UUID jobId) {
         return Panache.withSession(() -> gangs.gangRef(jobId))
                 .call(gang -> gang == null ? Uni.createFrom().nullItem() : launcher.evictNow(gang))
-                .chain(gang -> Panache.withTransaction(() -> RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job ->
-                        job == null || job.evictingUntil == null ? Uni.createFrom().item(false)
-                                : requeue.requeue(job, null, job.evictReason == null ? "preempted" : job.evictReason))));
+                .chain(gang -> Panache.withTransaction(() -> RunningJobRecord.<RunningJobRecord>findById(jobId).chain(job -> {
+                    if (job == null || job.evictingUntil == null) {
+                        return Uni.createFrom().item(MigrationFinisher.Finished.NOTHING);
+                    }
+                    if (MigrationFinisher.moving(job)) {
+                        return migrations.finish(job);
+                    }
+                    return requeue.requeue(job, null, job.evictReason == null ? "preempted" : job.evictReason)
+                            .replaceWith(MigrationFinisher.Finished.NOTHING);
+                })))
+                .chain(this::afterMove);
+    }
+
+    /** A move recorded as done: counted, its new pods launched (kubernetes mode), the waiting jobs planned. */
+    private Uni<Boolean> afterMove(MigrationFinisher.Finished finished) {
+        if (!finished.moved()) {
+            return Uni.createFrom().item(false);
+        }
+        metrics.observeMigrated();
+        Uni<Boolean> launched = finished.gang() == null || !launcher.claim(finished.gang().ref().jobId()) ? Uni.createFrom().item(true)
+                : launcher.launch(finished.gang()).eventually(() -> launcher.unclaim(finished.gang().ref().jobId()));
+        return launched.call(() -> windows.get().runWindow().onFailure().recoverWithItem(0)).replaceWith(true);
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.outbox.Outbox;
 import dev.gantry.placement.persistence.AgentTask;
 import dev.gantry.placement.persistence.Allocation;
+import dev.gantry.placement.persistence.JobMigration;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.smallrye.mutiny.Uni;
@@ -35,7 +36,11 @@ public class Requeue {
     Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
         PlanWrites writes = new PlanWrites();
         returnToPending(job, subject, reason, writes);
+        boolean moving = job.migrationTargets != null;
         return Allocation.delete("jobId", job.jobId).chain(() -> AgentTask.delete("jobId", job.jobId))
+                // a job lost while it was being moved: its move ends here (the GPUs held for it go with its row)
+                .chain(() -> moving ? JobMigration.update("finishedAt = ?1, outcome = ?2 where jobId = ?3 and finishedAt is null",
+                        Instant.now(), JobMigration.ABANDONED, job.jobId) : Uni.createFrom().item(0))
                 .chain(() -> writes.apply(outbox)).replaceWith(true);
     }
 

@@ -30,7 +30,9 @@ import java.util.UUID;
 /**
  * Turns what placement holds into one immutable engine scenario. Plain Java, no I/O. Engine job
  * names are the job ids (unique, DNS-safe); queues come from the latest quota shares, and any other
- * queue name seen is an unbounded root queue.
+ * queue name seen is an unbounded root queue. A running job is migratable when its spec asks and
+ * the {@link DisruptionBudget} marked it movable; a job being moved is pinned and holds both its old
+ * GPUs and the ones it goes to (tasks named {@code <task>-move-target}).
  */
 public final class ScenarioBuilder {
 
@@ -47,17 +49,44 @@ public final class ScenarioBuilder {
      * bound, and until when it is protected from preemption (placed again after being preempted;
      * null when not protected).
      */
-    public record Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt, Instant protectedUntil) {
+    public record Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt, Instant protectedUntil, Instant lastMigratedAt,
+            List<Held> moveTargets, boolean movable) {
+
+        public Placed {
+            moveTargets = moveTargets == null ? List.of() : List.copyOf(moveTargets);
+        }
+
+        public Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt, Instant protectedUntil) {
+            this(jobId, queue, spec, boundAt, protectedUntil, null, List.of(), false);
+        }
 
         public Placed(UUID jobId, String queue, JobQueued spec, Instant boundAt) {
             this(jobId, queue, spec, boundAt, null);
         }
 
+        /** The same job, offered to the solver as movable or not (the {@link DisruptionBudget} decides). */
+        public Placed withMovable(boolean allowed) {
+            return new Placed(jobId, queue, spec, boundAt, protectedUntil, lastMigratedAt, moveTargets, allowed);
+        }
+
+        /** Being migrated: it holds its old GPUs and its new ones until the move is finished. */
+        public boolean moving() {
+            return !moveTargets.isEmpty();
+        }
+
         /** Whether the engine may choose it as a victim at {@code now}. */
         boolean preemptibleAt(Instant now) {
-            return spec != null && spec.preemptible() && (protectedUntil == null || !protectedUntil.isAfter(now));
+            return spec != null && spec.preemptible() && !moving() && (protectedUntil == null || !protectedUntil.isAfter(now));
+        }
+
+        /** Whether the engine may move it: allowed by the budget, asked for by its spec, not moving already. */
+        boolean migratable() {
+            return movable && spec != null && spec.migratable() && spec.checkpointable() && !moving();
         }
     }
+
+    /** Task-name suffix of the GPUs a moving job is going to (task names are unique within a job). */
+    static final String MOVE_TARGET_SUFFIX = "-move-target";
 
     private ScenarioBuilder() {
     }
@@ -82,7 +111,13 @@ public final class ScenarioBuilder {
         placed.forEach(p -> placedById.put(p.jobId(), p));
         Map<UUID, List<RunningTask>> tasksByJob = new LinkedHashMap<>();
         Set<UUID> onUnknownNode = new HashSet<>();
-        for (Held h : held) {
+        List<Held> all = new ArrayList<>(held);
+        for (Placed p : placed) {
+            // GPUs a moving job goes to are held for it until the move is done: named apart from its running tasks
+            p.moveTargets().forEach(t -> all.add(new Held(p.jobId(), t.task() + MOVE_TARGET_SUFFIX, t.node(), t.gpus(), t.gpuMilli(),
+                    t.cpuMillis(), t.memoryMiB())));
+        }
+        for (Held h : all) {
             if (!nodeNames.contains(h.node())) {
                 onUnknownNode.add(h.jobId());
                 continue;
@@ -101,8 +136,10 @@ public final class ScenarioBuilder {
             queues.add(queue);
             // a job placed again after a preemption is not a victim until its protection ends (no thrashing)
             running.add(new RunningJob(jobId.toString(), queue, spec == null ? 0 : spec.priority(),
-                    p != null && p.preemptibleAt(now), spec != null && spec.checkpointable(), false,
-                    p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks));
+                    p != null && p.preemptibleAt(now), spec != null && spec.checkpointable(), p != null && p.migratable(),
+                    p == null ? now.getEpochSecond() : p.boundAt().getEpochSecond(), tasks,
+                    // where a move may take it: the nodes it may run on at all
+                    spec == null || spec.nodeSelector() == null ? Map.of() : spec.nodeSelector(), tolerations(spec)));
         });
         // GPUs of a job left out above still must not be given away: keep them as a pinned job of their own
         for (UUID jobId : onUnknownNode) {
@@ -132,6 +169,10 @@ public final class ScenarioBuilder {
         return new Scenario(Scenario.FORMAT, "window-" + now.toEpochMilli(), now.getEpochSecond(), nodes, queueList, running, pending);
     }
 
+    private static List<Toleration> tolerations(JobQueued j) {
+        return j == null || j.tolerations() == null ? List.of() : j.tolerations().stream().map(t -> new Toleration(t.key(), t.value())).toList();
+    }
+
     /** A pending job in engine terms; throws IllegalArgumentException for a value the engine does not know. */
     public static PendingJob pending(UUID jobId, JobQueued j) {
         List<TaskGroup> groups = j.taskGroups().stream()
@@ -141,8 +182,7 @@ public final class ScenarioBuilder {
         Network network = j.network() == null ? Network.ANY
                 : new Network(j.network().required() == null ? NetworkLevel.ANY : NetworkLevel.parse(j.network().required()),
                         j.network().preferred() == null ? null : NetworkLevel.parse(j.network().preferred()));
-        List<Toleration> tolerations = j.tolerations() == null ? List.of()
-                : j.tolerations().stream().map(t -> new Toleration(t.key(), t.value())).toList();
+        List<Toleration> tolerations = tolerations(j);
         return new PendingJob(jobId.toString(), j.queue(), j.priority(),
                 j.submittedAt() == null ? 0 : j.submittedAt().getEpochSecond(), groups,
                 j.minAvailable() == null ? replicas : j.minAvailable(), j.gpuModels(),

@@ -12,6 +12,7 @@ import dev.gantry.placement.persistence.AgentTask;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.ClusterGang;
 import dev.gantry.placement.persistence.EndedJob;
+import dev.gantry.placement.persistence.JobMigration;
 import dev.gantry.placement.persistence.JobPreemption;
 import dev.gantry.placement.persistence.RunningJobRecord;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -122,6 +123,9 @@ public class StandaloneExecutor {
                     .chain(() -> job.delete())
                     .chain(() -> JobPreemption.deleteById(jobId))
                     .chain(() -> ClusterGang.deleteById(jobId))
+                    // ended while it was being moved: its move ends with it
+                    .chain(() -> JobMigration.update("finishedAt = ?1, outcome = ?2 where jobId = ?3 and finishedAt is null",
+                            Instant.now(), JobMigration.ABANDONED, jobId))
                     .chain(() -> EndedJob.record(jobId, subject))
                     .chain(() -> outbox.append(subject, jobId.toString(), new PlacementReleased(jobId, queue, reason, Instant.now(), exitCode)))
                     .invoke(() -> LOG.infof("job %s released its GPUs (%s: %s)", jobId, subject, reason))

@@ -222,8 +222,13 @@ public class StateCache {
                 LOG.warnf("running job %s: stored spec unreadable: %s", r.jobId, e.getMessage());
             }
         }
-        // protectedUntil: a job placed again after a preemption is not preempted again for a while
-        return new Running(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt, r.protectedUntil), r.spec);
+        // protectedUntil: a job placed again after a preemption is not preempted again for a while;
+        // a moving job holds the GPUs it goes to as well (the budget marks who may move: DisruptionBudget)
+        List<ScenarioBuilder.Held> targets = MoveTargets.of(r.migrationTargets).stream()
+                .map(t -> new ScenarioBuilder.Held(r.jobId, t.task(), t.node(), t.gpus(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB()))
+                .toList();
+        return new Running(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt, r.protectedUntil, r.lastMigratedAt, targets,
+                false), r.spec);
     }
 
     private static ScenarioBuilder.Held held(Allocation a, ScenarioBuilder.Held before) {

@@ -70,6 +70,8 @@ public class WindowLoop {
     private final StartForecasts forecasts;
     /** One forecast at a time: a window finding the last still running leaves this one's to the next. */
     private final AtomicBoolean forecasting = new AtomicBoolean();
+    /** Which running jobs the solver may move this window (moves per hour, spacing, protection after placement). */
+    private final DisruptionBudget moves;
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
@@ -117,7 +119,7 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts,
+            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts, DisruptionBudget moves,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
             @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean reservationsPerQueue,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
@@ -134,6 +136,7 @@ public class WindowLoop {
         this.metrics = metrics;
         this.quarantine = quarantine;
         this.forecasts = forecasts;
+        this.moves = moves;
         this.planner = Planners.byName(plannerName, arrivals);
         if (reservations < 0) {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
@@ -184,9 +187,9 @@ public class WindowLoop {
                 return Uni.createFrom().item(0);
             }
             Map<String, String> modelByNode = modelByNode(state);
-            // the solver is CPU-bound: it runs on a worker thread, the result comes back on this context
-            return vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, state, state.waiting(), planner,
-                            profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), "")))
+            // the jobs the disruption budget lets the solver move now (none read when no running job asks to be movable)
+            return movable(now, state).chain(planned -> vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, planned,
+                            planned.waiting(), planner, profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), ""))))
                     .chain(decision -> {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0], steps);
@@ -229,6 +232,15 @@ public class WindowLoop {
             return true;
         })).eventually(() -> forecasting.set(false)).subscribe().with(ignored -> {
         }, e -> LOG.warnf("start-time forecast failed (the next window tries again): %s", e.toString()));
+    }
+
+    /** The state with the running jobs the disruption budget lets the solver move marked movable. */
+    private Uni<State> movable(Instant now, State state) {
+        if (!moves.enabled() || state.placed().stream().noneMatch(p -> p.spec() != null && p.spec().migratable())) {
+            return Uni.createFrom().item(state);
+        }
+        return moves.spent(now).map(spent -> new State(state.nodes(), moves.offer(now, state.placed(), spent), state.held(),
+                state.waiting(), state.shares()));
     }
 
     /** With nothing to plan: which nodes are still inconsistent (as {@link #decide} would find them). */

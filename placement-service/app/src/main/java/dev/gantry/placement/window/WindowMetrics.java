@@ -79,7 +79,8 @@ public class WindowMetrics {
                 .register(registry);
         this.placed = Counter.builder("gantry.placement.jobs.placed").description("jobs bound").register(registry);
         this.preempted = Counter.builder("gantry.placement.jobs.preempted").description("jobs preempted by a plan").register(registry);
-        this.migrated = Counter.builder("gantry.placement.jobs.migrated").description("tasks a plan migrates").register(registry);
+        this.migrated = Counter.builder("gantry.placement.jobs.migrated")
+                .description("moves of running jobs carried out (relaunched on their new GPUs), not moves planned").register(registry);
         this.queueWait = DistributionSummary.builder("gantry.placement.queue.wait").baseUnit("seconds")
                 .description("from submission to bound").publishPercentileHistogram()
                 .minimumExpectedValue(1.0).maximumExpectedValue((double) Duration.ofDays(7).toSeconds()).register(registry);
@@ -183,6 +184,11 @@ public class WindowMetrics {
         rejected.increment();
     }
 
+    /** A move finished: the job holds its new GPUs (counted when done, not when planned). */
+    void observeMigrated() {
+        migrated.increment();
+    }
+
     /**
      * A window that planned: its time (an overrun when over the limit + 20%); with a plan, its
      * score, fragmentation and counts. True when it overran.
@@ -201,7 +207,6 @@ public class WindowMetrics {
             fallbacks.increment();
         }
         preempted.increment(plan.preemptions().size());
-        migrated.increment(plan.migrations().size());
         String text = plan.metadata().get("score");
         if (text != null) {
             Matcher m = SCORE_LEVEL.matcher(text);

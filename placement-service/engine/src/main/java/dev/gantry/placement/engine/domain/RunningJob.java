@@ -1,8 +1,12 @@
 package dev.gantry.placement.engine.domain;
 
 import java.util.List;
+import java.util.Map;
 
-/** A job already running at the start of the window. */
+/**
+ * A job already running at the start of the window. {@code nodeSelector} and {@code tolerations}
+ * say where a move may take it (as a pending job's do); empty for a job that cannot move.
+ */
 public record RunningJob(
         String name,
         String queue,
@@ -11,10 +15,20 @@ public record RunningJob(
         boolean checkpointable,
         boolean migratable,
         long startedAtSeconds,
-        List<RunningTask> tasks) {
+        List<RunningTask> tasks,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations) {
 
     public RunningJob {
         tasks = List.copyOf(tasks);
+        nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
+        tolerations = tolerations == null ? List.of() : List.copyOf(tolerations);
+    }
+
+    /** Without node selector and tolerations (a move may then go to untainted nodes only). */
+    public RunningJob(String name, String queue, int priority, boolean preemptible, boolean checkpointable, boolean migratable,
+            long startedAtSeconds, List<RunningTask> tasks) {
+        this(name, queue, priority, preemptible, checkpointable, migratable, startedAtSeconds, tasks, Map.of(), List.of());
     }
 
     public long gpuMilli() {

@@ -167,7 +167,10 @@ public final class ScenarioCodec {
                 r.bool(v, p, "checkpointable", false),
                 r.bool(v, p, "migratable", false),
                 r.longIn(v, p, "startedAtSeconds", 0, Long.MIN_VALUE, Long.MAX_VALUE),
-                tasks);
+                tasks,
+                r.stringMap(v, p, "nodeSelector"),
+                r.array(v, p, "tolerations", (t, tp) -> r.object(t, tp) == null ? null
+                        : new Toleration(r.requiredString(t, tp, "key"), r.string(t, tp, "value", null))));
     }
 
     private static Integer gpuMilli(JsonReader r, JsonNode v, String p) {
@@ -297,6 +300,17 @@ public final class ScenarioCodec {
             o.put("checkpointable", j.checkpointable());
             o.put("migratable", j.migratable());
             o.put("startedAtSeconds", j.startedAtSeconds());
+            if (!j.nodeSelector().isEmpty()) {
+                o.set("nodeSelector", MAPPER.valueToTree(j.nodeSelector()));
+            }
+            if (!j.tolerations().isEmpty()) {
+                ArrayNode tol = o.putArray("tolerations");
+                for (Toleration t : j.tolerations()) {
+                    ObjectNode tn = tol.addObject();
+                    tn.put("key", t.key());
+                    putIfNotNull(tn, "value", t.value());
+                }
+            }
             ArrayNode tasks = o.putArray("tasks");
             for (RunningTask t : j.tasks()) {
                 ObjectNode tn = tasks.addObject();

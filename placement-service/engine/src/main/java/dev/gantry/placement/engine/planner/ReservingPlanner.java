@@ -112,6 +112,10 @@ public final class ReservingPlanner implements Planner {
         if (res.isEmpty()) {
             return planner.plan(sc, profile);
         }
+        Plan moved = placedByMoves(sc, res, profile);
+        if (moved != null) {
+            return moved;
+        }
         ClusterState now = new ClusterState(sc);
         sc.running().forEach(now::occupy);
         // not the GPUs EASY gave to the jobs before the heads: the reservations counted on them being taken
@@ -133,6 +137,24 @@ public final class ReservingPlanner implements Planner {
                     .withMetadata(Map.of("reservationDropped", violations.getFirst()));
         }
         return merged;
+    }
+
+    /**
+     * With migratable work running, the heads may fit now by moving it, which beats waiting for
+     * their reservations: the wrapped planner is asked first, with half the time, on the real
+     * scenario (a reservation would hide the heads from it). Its plan when it places every head,
+     * else null (and the reservations are planned in the time left).
+     */
+    private Plan placedByMoves(Scenario sc, List<EasyBackfill.Reservation> res, SolverProfile profile) {
+        if (sc.running().stream().noneMatch(dev.gantry.placement.engine.domain.RunningJob::migratable)) {
+            return null;
+        }
+        Plan direct = planner.plan(sc, profile.withTimeLimit(profile.spentLimit().dividedBy(2)));
+        Set<String> placed = new java.util.HashSet<>();
+        direct.placements().forEach(p -> placed.add(p.job()));
+        boolean all = res.stream().allMatch(r -> placed.contains(r.head()));
+        return all && !direct.migrations().isEmpty() ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving running work"))
+                : null;
     }
 
     private static long[] union(List<long[]> holes) {

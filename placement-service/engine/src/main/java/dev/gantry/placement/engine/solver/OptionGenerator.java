@@ -56,6 +56,12 @@ public final class OptionGenerator {
     private NodeCapacity[] capacities;
     private final GpuSlot[][] slots;
     private final Map<List<Object>, ClusterState> victimStates = new HashMap<>();
+    /**
+     * The cluster as if the migratable jobs made into entities so far had taken their first move:
+     * gives each next one a move clear of theirs, so several small jobs can empty a node together
+     * (on greedy's state alone they all get the same best-fit GPUs, and only one of them can move).
+     */
+    private ClusterState consolidated;
     /** Running jobs by the GPU they hold (node index shifted by 8, plus the GPU), built on first use. */
     private Map<Long, List<Integer>> holders;
     private int nextOptionId;
@@ -271,6 +277,7 @@ public final class OptionGenerator {
             for (GangPacker.GangFit fit : packer.candidates(fixedState, shape, reps, migrationsPerState)) {
                 add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false));
             }
+            consolidatedMove(job, shape, reps).ifPresent(fit -> add(options, seen, option(PlacementOption.Kind.MIGRATE, fit.tasks(), Network.ANY, false)));
         }
         long weight = Math.max(1, 1000L + job.priority());
         GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.RUNNING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
@@ -281,9 +288,28 @@ public final class OptionGenerator {
     }
 
     /**
+     * The job's best move on {@link #consolidated}, off the nodes it runs on, which it then takes
+     * there (its old GPUs stay taken: the jobs that move do not swap places).
+     */
+    private java.util.Optional<GangPacker.GangFit> consolidatedMove(RunningJob job, PendingJob shape, List<Replica> reps) {
+        if (consolidated == null) {
+            consolidated = greedy.state().copy();
+        }
+        Set<Integer> own = new HashSet<>();
+        job.tasks().forEach(t -> own.add(consolidated.indexOf(t.node())));
+        for (GangPacker.GangFit fit : packer.candidates(consolidated, shape, reps, migrationsPerState + 2)) {
+            if (fit.complete() && fit.tasks().stream().noneMatch(a -> own.contains(a.node()))) {
+                fit.tasks().forEach(a -> consolidated.take(a.node(), a.replica(), a.gpus()));
+                return java.util.Optional.of(fit);
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /**
      * A running job's requirements for a move, as a synthetic pending job: the same GPU model,
-     * untainted nodes, and the network scope it has now (one node stays one node, one leaf stays
-     * one leaf).
+     * its node selector and tolerations (none: untainted nodes only), and the network scope it has
+     * now (one node stays one node, one leaf stays one leaf).
      */
     private PendingJob migrationShape(RunningJob job) {
         Set<String> nodeNames = new HashSet<>();
@@ -295,7 +321,7 @@ public final class OptionGenerator {
         boolean sharing = job.tasks().stream().anyMatch(t -> t.gpuMilli() != null);
         TaskGroup marker = new TaskGroup("migrate", 1, 1, 0, 0, sharing ? 1 : null);
         return new PendingJob(job.name(), job.queue(), job.priority(), 0, List.of(marker), job.tasks().size(),
-                model == null ? List.of() : List.of(model), GpuTopology.ANY, new Network(level, null), false, Map.of(), List.of(),
+                model == null ? List.of() : List.of(model), GpuTopology.ANY, new Network(level, null), false, job.nodeSelector(), job.tolerations(),
                 job.preemptible(), job.checkpointable(), null);
     }
 

@@ -193,6 +193,31 @@ class PlannerScenarioTest {
     }
 
     @Test
+    void timefoldEmptiesANodeByMovingTwoSmallJobsTogether() {
+        // two 8-GPU nodes, 4 + 4 GPUs free between four migratable 2-GPU jobs: the 8-GPU job needs two moves at once
+        Scenario sc = TestScenarios.load("migration-two-moves");
+        assertThat(plan("greedy", sc).placements()).isEmpty();
+        Plan p = plan("timefold", sc);
+        assertThat(placement(p, "whole-node").tasks()).singleElement().satisfies(t -> assertThat(t.gpus()).hasSize(8));
+        assertThat(p.migrations()).hasSize(2);
+        String emptied = placement(p, "whole-node").tasks().getFirst().node();
+        assertThat(p.migrations()).allSatisfy(m -> assertThat(m.tasks().getFirst().node()).isNotEqualTo(emptied));
+        assertThat(p.preemptions()).isEmpty();
+        assertThat(PlanValidator.validate(sc, p)).isEmpty();
+    }
+
+    @Test
+    void aHeadOfTheLineThatMovesCanPlaceIsPlacedNowNotReserved() {
+        // the window wraps the solver in EASY reservations: a head that does not fit without moves must still get them
+        Scenario sc = TestScenarios.load("migration-two-moves");
+        Plan p = new ReservingPlanner(Planners.byName("timefold"), job -> sc.nowSeconds() + 3600).plan(sc, TEST);
+        assertThat(placement(p, "whole-node").tasks()).singleElement().satisfies(t -> assertThat(t.gpus()).hasSize(8));
+        assertThat(p.migrations()).hasSize(2);
+        assertThat(p.metadata()).containsKey("reservationSkipped");
+        assertThat(PlanValidator.validate(sc, p)).isEmpty();
+    }
+
+    @Test
     void migrationMakesRoomOnlyForAJobThatNeedsIt() {
         Scenario sc = TestScenarios.load("migration");
         assertThat(plan("greedy", sc).placements()).isEmpty();

@@ -1,0 +1,198 @@
+package dev.gantry.placement.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.gantry.contracts.events.EventCodec;
+import dev.gantry.contracts.events.EventEnvelope;
+import dev.gantry.contracts.events.Subjects;
+import dev.gantry.contracts.jobs.JobCancelled;
+import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.testing.TestDatabase;
+import dev.gantry.testing.TestNats;
+import io.fabric8.kubernetes.api.model.Binding;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import io.quarkus.test.kubernetes.client.KubernetesTestServer;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Defragmentation in kubernetes mode, against the fabric8 mock server (CRUD) with the real
+ * PostgreSQL and JetStream: two 8-GPU nodes with 4 + 4 GPUs free between migratable 2-GPU jobs
+ * whose pods run; an 8-GPU job arrives. Two jobs' pods are evicted with their checkpoint grace,
+ * then made again (a new attempt) and bound on the other node, and the 8-GPU job's pod is bound on
+ * the node they left.
+ */
+@QuarkusTest
+@TestProfile(KubernetesModeProfile.class)
+@WithKubernetesTestServer(crud = true)
+class KubernetesMigrationTest {
+
+    private static final String NS = KubernetesModeProfile.NAMESPACE;
+    private static final String MODEL = "K8S-MIGRATE-GPU";
+    private static final NodeInfo.Taint TAINT = new NodeInfo.Taint("gantry.dev/test", "k8s-migration", "NoSchedule");
+    private static final String TEST_AGENT = "gantry-test-driver";
+
+    @KubernetesTestServer
+    KubernetesServer server;
+
+    @ConfigProperty(name = "gantry.nats.url")
+    String natsUrl;
+
+    @Inject
+    TestDatabase db;
+
+    @Inject
+    Leadership leadership;
+
+    @Inject
+    PodWatcher watcher;
+
+    private KubernetesClient driver;
+    private final List<UUID> started = new ArrayList<>();
+    private final List<RecordedRequest> seen = new ArrayList<>();
+
+    private static NodeInfo node(String name) {
+        return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3, 4, 5, 6, 7)), List.of(), false,
+                128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-km"), null, Map.of(), List.of(TAINT), true,
+                NodeInfo.Health.READY, 81_920, null, 0, false, Instant.now());
+    }
+
+    private static JobQueued spec(UUID jobId, int gpus, boolean migratable) {
+        return new JobQueued(jobId, "mv-" + jobId.toString().substring(0, 6), "k8s-migration", "kim", 0, Instant.now().minusSeconds(7200),
+                null, List.of(new JobQueued.TaskGroup("worker", 1, gpus, null, 1000, 1000, "trainer:4", null)), List.of(MODEL), null,
+                null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true, migratable, 600L, 1, migratable);
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
+                .withUserAgent(TEST_AGENT).build()).build();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (String name : List.of("k8s-m1", "k8s-m2")) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                db.queryLong("select count(*) from node where name in ('k8s-m1', 'k8s-m2') and not removed") == 2);
+        await().atMost(Duration.ofSeconds(20)).until(leadership::leading);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : started) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "k8s-migration", "kim", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> started.stream().allMatch(id ->
+                db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString())
+                        + db.queryLong("select count(*) from pending_job where job_id = ?::uuid", id.toString()) == 0));
+        driver.close();
+    }
+
+    /** A migratable 2-GPU job recorded as placed on {@code node}'s {@code gpus}, its pod not made yet (the sweep launches it). */
+    private UUID running(String node, String gpus) {
+        UUID jobId = UUID.randomUUID();
+        started.add(jobId);
+        db.execute("""
+                with running as (
+                    insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
+                    values (?::uuid, 'k8s-migration', 0, ?, now() - interval '2 hours', now() - interval '1 hour', '9999-12-31')),
+                allocated as (
+                    insert into allocation (job_id, task, node, gpu_indices, allocated_at, cpu_millis, memory_mib)
+                    values (?::uuid, 'worker-0', ?, ?::integer[], now() - interval '1 hour', 1000, 1000))
+                insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
+                values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 hour', null)
+                """, jobId.toString(), EventCodec.toJson(spec(jobId, 2, true)), jobId.toString(), node, gpus, jobId.toString(), NS,
+                jobId.toString());
+        return jobId;
+    }
+
+    private boolean launched(UUID jobId, int attempt) {
+        return db.queryLong("select count(*) from cluster_gang where job_id = ?::uuid and attempt = ? and launched_at is not null",
+                jobId.toString(), attempt) == 1;
+    }
+
+    private List<Pod> podsOf(UUID jobId) {
+        return driver.pods().inNamespace(NS).withLabel(KubernetesActuator.LABEL_JOB, jobId.toString()).list().getItems();
+    }
+
+    private String nodeOf(UUID jobId) {
+        return db.queryString("select string_agg(distinct node, ',') from allocation where job_id = ?::uuid", jobId.toString());
+    }
+
+    private long outbox(String subject, UUID jobId) {
+        return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", subject, jobId.toString());
+    }
+
+    private List<RecordedRequest> requests() throws InterruptedException {
+        for (RecordedRequest r; (r = server.getKubernetesMockServer().takeRequest(50, TimeUnit.MILLISECONDS)) != null;) {
+            if (!TEST_AGENT.equals(r.getHeader("User-Agent"))) {
+                seen.add(r);
+            }
+        }
+        return List.copyOf(seen);
+    }
+
+    private boolean evicted(String pod) throws InterruptedException {
+        return requests().stream().anyMatch(r -> r.getMethod().equals("POST")
+                && r.getPath().equals("/api/v1/namespaces/" + NS + "/pods/" + pod + "/eviction"));
+    }
+
+    @Test
+    void twoJobsArePodsEvictedWithGraceThenRelaunchedOnTheOtherNodeAndTheEightGpuJobIsBound() throws Exception {
+        List<UUID> small = List.of(running("k8s-m1", "{0,1}"), running("k8s-m1", "{4,5}"),
+                running("k8s-m2", "{2,3}"), running("k8s-m2", "{6,7}"));
+        watcher.sweepSoon();
+        await().atMost(Duration.ofSeconds(30)).until(() -> small.stream().allMatch(id -> launched(id, 1) && podsOf(id).size() == 1));
+        Map<UUID, String> firstPods = new java.util.HashMap<>();
+        small.forEach(id -> firstPods.put(id, podsOf(id).getFirst().getMetadata().getName()));
+
+        UUID wide = UUID.randomUUID();
+        started.add(wide);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, wide.toString(), spec(wide, 8, false)));
+        }
+        await().atMost(Duration.ofSeconds(40)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, wide) == 1 && launched(wide, 1));
+        List<UUID> moved = small.stream().filter(id -> outbox(Subjects.PLACEMENTS_MIGRATED, id) > 0).toList();
+        assertThat(moved).hasSize(2);
+        String emptied = nodeOf(wide);
+        for (UUID id : moved) {
+            assertThat(evicted(firstPods.get(id))).as("the pod of job %s was evicted (with its grace)", id).isTrue();
+            await().atMost(Duration.ofSeconds(20)).until(() -> launched(id, 2));
+            assertThat(nodeOf(id)).isNotEqualTo(emptied);
+            List<Pod> pods = podsOf(id);
+            assertThat(pods).singleElement().satisfies(p -> {
+                assertThat(p.getMetadata().getLabels()).containsEntry(KubernetesActuator.LABEL_ATTEMPT, "2");
+                Binding binding = driver.bindings().inNamespace(NS).withName(p.getMetadata().getName()).get();
+                assertThat(binding.getTarget().getName()).isEqualTo(nodeOf(id));
+            });
+        }
+        Pod widePod = podsOf(wide).getFirst();
+        assertThat(driver.bindings().inNamespace(NS).withName(widePod.getMetadata().getName()).get().getTarget().getName()).isEqualTo(emptied);
+        assertThat(small.stream().filter(id -> !moved.contains(id)).allMatch(id -> launched(id, 1) && podsOf(id).size() == 1))
+                .as("the jobs not moved keep their pods").isTrue();
+    }
+}
