@@ -45,6 +45,13 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             """;
 
     static volatile String allocations = "[]";
+    /** What placement answers for a job's task output (the job id goes in). */
+    static final String TASK_LOG = """
+            {"jobId": "%s", "attempt": 1765000000000, "attempts": [1765000000000],
+             "tasks": [{"task": "worker-0", "node": "dgx-01", "from": 0, "next": 17, "end": 17, "dropped": 0, "text": "rank=0 world=2\\n"}]}
+            """;
+    /** The task-log reads placement was asked for (path and query), oldest first. */
+    static final List<String> TASK_LOG_CALLS = new java.util.concurrent.CopyOnWriteArrayList<>();
     static volatile boolean inventoryDown;
     /** Nodes appended to the last page (JSON, each starting with a comma). */
     static volatile String extraNodes = "";
@@ -67,7 +74,14 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             String query = exchange.getRequestURI().getQuery();
             return new Answer(200, query != null && query.contains("cursor=page2") ? NODES_PAGE_2.formatted(extraNodes) : NODES_PAGE_1);
         });
-        placement = serve(base + 2, exchange -> new Answer(200, allocations));
+        placement = serve(base + 2, exchange -> {
+            String path = exchange.getRequestURI().getPath();
+            if (path.startsWith("/v1/task-logs/")) {
+                TASK_LOG_CALLS.add(path + "?" + exchange.getRequestURI().getQuery());
+                return new Answer(200, TASK_LOG.formatted(path.substring("/v1/task-logs/".length())));
+            }
+            return new Answer(200, allocations);
+        });
         quota = serve(base, exchange -> {
             String path = exchange.getRequestURI().getPath();
             if (path.equals("/v1/queues")) {
