@@ -104,6 +104,52 @@ class TaskProcessTest {
         awaitGone(child);
     }
 
+    @Test
+    void theWrapperWritesTheTasksExitStatusForAnAgentThatWasNotThere() throws Exception {
+        TaskProcess p = TaskProcess.start(spec("echo working; exit 7", Map.of()), dir.resolve("state/task.exit"));
+        assertThat(p.exit().get(10, TimeUnit.SECONDS)).isEqualTo(7);
+        assertThat(Files.readString(dir.resolve("state/task.exit")).strip()).isEqualTo("7");
+        assertThat(Files.readString(dir.resolve("logs/task.log"))).isEqualTo("working\n"); // the wrapper itself prints nothing
+    }
+
+    @Test
+    void anAdoptedTaskIsFollowedToItsExitStatusAndStoppedThroughItsGroup() throws Exception {
+        TaskProcess started = TaskProcess.start(spec("echo ready; while [ ! -f go ]; do sleep 0.05; done; exit 4", Map.of()));
+        awaitLog("ready");
+        // another agent process takes it over by pid and start time
+        TaskProcess adopted = TaskProcess.adopt(started.pid(), started.startTicks(), dir.resolve("logs/task.log"), started.exitFile());
+        assertThat(adopted.alive()).isTrue();
+        assertThat(adopted.exit()).isNotDone();
+        Files.writeString(dir.resolve("work/go"), "");
+        assertThat(adopted.exit().get(10, TimeUnit.SECONDS)).isEqualTo(4);
+
+        TaskProcess sleeper = TaskProcess.start(spec("trap 'echo saving; exit 0' TERM; echo ready2; while true; do sleep 0.05; done", Map.of()),
+                dir.resolve("state/sleeper.exit"));
+        awaitLog("ready2");
+        TaskProcess again = TaskProcess.adopt(sleeper.pid(), sleeper.startTicks(), dir.resolve("logs/task.log"), sleeper.exitFile());
+        assertThat(again.stop(Duration.ofSeconds(10))).isZero();
+        assertThat(Files.readString(dir.resolve("logs/task.log"))).contains("saving");
+    }
+
+    @Test
+    void anAdoptedTaskThatVanishedWithoutAnExitStatusIsLostAndAReusedPidIsNotTaken() throws Exception {
+        TaskProcess p = TaskProcess.start(spec("echo ready; sleep 300", Map.of()));
+        awaitLog("ready");
+        TaskProcess adopted = TaskProcess.adopt(p.pid(), p.startTicks(), dir.resolve("logs/task.log"), p.exitFile());
+        TaskProcess.signalGroup(p.pid(), "KILL"); // the wrapper dies with its task: no exit file
+        assertThat(adopted.exit().get(10, TimeUnit.SECONDS)).isNull();
+        // a live pid with another start time is some other process
+        TaskProcess other = TaskProcess.start(spec("echo ready3; sleep 300", Map.of()), dir.resolve("state/other.exit"));
+        try {
+            awaitLog("ready3");
+            TaskProcess wrong = TaskProcess.adopt(other.pid(), other.startTicks() - 1, dir.resolve("logs/task.log"), other.exitFile());
+            assertThat(wrong.alive()).isFalse();
+            assertThat(wrong.exit().get(5, TimeUnit.SECONDS)).isNull();
+        } finally {
+            other.stop(Duration.ZERO);
+        }
+    }
+
     private void awaitLog(String text) throws Exception {
         Path log = dir.resolve("logs/task.log");
         for (int i = 0; i < 100; i++) {
