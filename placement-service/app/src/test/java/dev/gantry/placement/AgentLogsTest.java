@@ -46,6 +46,22 @@ class AgentLogsTest {
     @Inject
     TestDatabase db;
 
+    private final List<UUID> placed = new java.util.ArrayList<>();
+
+    /** Each test's job ends with it: a job left running would hold its queue's share for the next test class. */
+    @org.junit.jupiter.api.AfterEach
+    void cancelAll() throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : placed) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(),
+                        new dev.gantry.contracts.jobs.JobCancelled(id, "agent-log-test", "bob", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> placed.stream().allMatch(id ->
+                db.queryLong("select count(*) from running_job where job_id = ?::uuid", id.toString()) == 0));
+        placed.clear();
+    }
+
     record Placed(UUID jobId, long attempt, String task, String node, String otherNode) {
     }
 
@@ -59,9 +75,10 @@ class AgentLogsTest {
     /** A one-task job placed on {@code <tag>-a}; {@code <tag>-b} is another agent's node. */
     private Placed place(String tag) throws Exception {
         UUID jobId = UUID.randomUUID();
+        placed.add(jobId);
         String a = tag + "-a";
         String b = tag + "-b";
-        JobQueued job = new JobQueued(jobId, "log-" + tag, "agent-test", "bob", 100, Instant.now(), null,
+        JobQueued job = new JobQueued(jobId, "log-" + tag, "agent-log-test", "bob", 100, Instant.now(), null,
                 List.of(new JobQueued.TaskGroup("main", 1, 8, null, 1000, 1000, null, List.of("true"))),
                 List.of(MODEL), null, null, false, Map.of(),
                 List.of(new JobQueued.Toleration("gantry.dev/test", tag)), true, false, 1L, null);

@@ -32,7 +32,7 @@ public class Requeue {
     }
 
     /** The event on {@code subject} (none when null: it went out already). */
-    Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
+    public Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
         PlanWrites writes = new PlanWrites();
         returnToPending(job, subject, reason, writes);
         return Allocation.delete("jobId", job.jobId).chain(() -> AgentTask.delete("jobId", job.jobId))
