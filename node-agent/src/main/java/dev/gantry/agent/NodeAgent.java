@@ -39,7 +39,7 @@ public final class NodeAgent {
 
     /** The agent's settings, from the command line. */
     public record Config(String node, URI inventory, URI placement, Supplier<String> token, Path workDir, String simulate,
-            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace) {
+            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace, Path checkpointRoot) {
     }
 
     private final Config config;
@@ -100,7 +100,7 @@ public final class NodeAgent {
     static final String USAGE = """
             usage: java -jar gantry-node-agent.jar [--node NAME] [--inventory URL] [--placement URL]
                      [--token-file FILE] [--work-dir DIR] [--simulate N:MODEL] [--address ADDR]
-                     [--heartbeat 15s] [--poll 30s] [--grace 10s]
+                     [--heartbeat 15s] [--poll 30s] [--grace 10s] [--checkpoint-dir DIR]
               token: --token-file, else $GANTRY_AGENT_TOKEN (an agent token: bin/gantry token NAME --agent NODE)""";
 
     static Config parse(String[] args) {
@@ -122,7 +122,7 @@ public final class NodeAgent {
                 throw new IllegalArgumentException(a + " wants a value");
             }
             if (!Set.of("node", "inventory", "placement", "token-file", "work-dir", "simulate", "address", "heartbeat", "poll",
-                    "grace").contains(key)) {
+                    "grace", "checkpoint-dir").contains(key)) {
                 throw new IllegalArgumentException("unknown option --" + key);
             }
             opts.put(key, value);
@@ -146,17 +146,19 @@ public final class NodeAgent {
             }
             token = () -> fromEnv.strip();
         }
+        Path workDir = Path.of(opts.getOrDefault("work-dir", ".gantry/agent/" + node)).toAbsolutePath();
         return new Config(node,
                 URI.create(opts.getOrDefault("inventory", "http://127.0.0.1:8083")),
                 URI.create(opts.getOrDefault("placement", "http://127.0.0.1:8084")),
                 token,
-                Path.of(opts.getOrDefault("work-dir", ".gantry/agent/" + node)).toAbsolutePath(),
+                workDir,
                 opts.getOrDefault("simulate", "8:A100"),
                 opts.containsKey("simulate"),
                 opts.getOrDefault("address", defaultAddress()),
                 seconds(opts.getOrDefault("heartbeat", "15s"), "heartbeat"),
                 seconds(opts.getOrDefault("poll", "30s"), "poll"),
-                seconds(opts.getOrDefault("grace", "10s"), "grace"));
+                seconds(opts.getOrDefault("grace", "10s"), "grace"),
+                opts.containsKey("checkpoint-dir") ? Path.of(opts.get("checkpoint-dir")).toAbsolutePath() : workDir.resolve("checkpoints"));
     }
 
     static Duration seconds(String text, String option) {
@@ -333,7 +335,8 @@ public final class NodeAgent {
         Assignment.Key key = a.key();
         Path jobDir = config.workDir().resolve("jobs").resolve(a.jobId().toString()).resolve(String.valueOf(a.attempt()));
         Path log = jobDir.resolve(a.task() + ".log");
-        Path checkpoints = config.workDir().resolve("checkpoints").resolve(a.jobId().toString());
+        // per job, not per attempt: a job placed again (here, or on a node whose agent shares this directory) finds it
+        Path checkpoints = config.checkpointRoot().resolve(a.jobId().toString());
         handled.add(key);
         try {
             Files.createDirectories(checkpoints);
