@@ -39,11 +39,14 @@ public final class NodeAgent {
 
     /** The agent's settings, from the command line. */
     public record Config(String node, URI inventory, URI placement, Supplier<String> token, Path workDir, String simulate,
-            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace, Path checkpointRoot) {
+            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace, Path checkpointRoot, String containerRuntime) {
     }
 
     private final Config config;
     private final GantryClient client;
+    /** Null: tasks run as plain processes. */
+    private final ContainerRuntime runtime;
+    private volatile boolean imageIgnoredSaid;
     private final Map<Assignment.Key, Running> running = new ConcurrentHashMap<>();
     /** Tasks this agent started and saw end, or reported lost: never started again. */
     private final Set<Assignment.Key> handled = ConcurrentHashMap.newKeySet();
@@ -80,6 +83,10 @@ public final class NodeAgent {
     public NodeAgent(Config config) {
         this.config = config;
         this.client = new GantryClient(config.inventory(), config.placement(), config.token());
+        this.runtime = ContainerRuntime.find(config.containerRuntime(), System.getenv("PATH"));
+        if (config.containerRuntime() != null && !config.containerRuntime().equalsIgnoreCase("none") && runtime == null) {
+            log("container runtime %s is not on the PATH: tasks run as plain processes", config.containerRuntime());
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -101,6 +108,7 @@ public final class NodeAgent {
             usage: java -jar gantry-node-agent.jar [--node NAME] [--inventory URL] [--placement URL]
                      [--token-file FILE] [--work-dir DIR] [--simulate N:MODEL] [--address ADDR]
                      [--heartbeat 15s] [--poll 30s] [--grace 10s] [--checkpoint-dir DIR]
+                     [--container-runtime podman|docker|apptainer|none]
               token: --token-file, else $GANTRY_AGENT_TOKEN (an agent token: bin/gantry token NAME --agent NODE)""";
 
     static Config parse(String[] args) {
@@ -122,7 +130,7 @@ public final class NodeAgent {
                 throw new IllegalArgumentException(a + " wants a value");
             }
             if (!Set.of("node", "inventory", "placement", "token-file", "work-dir", "simulate", "address", "heartbeat", "poll",
-                    "grace", "checkpoint-dir").contains(key)) {
+                    "grace", "checkpoint-dir", "container-runtime").contains(key)) {
                 throw new IllegalArgumentException("unknown option --" + key);
             }
             opts.put(key, value);
@@ -147,6 +155,7 @@ public final class NodeAgent {
             token = () -> fromEnv.strip();
         }
         Path workDir = Path.of(opts.getOrDefault("work-dir", ".gantry/agent/" + node)).toAbsolutePath();
+        ContainerRuntime.find(opts.getOrDefault("container-runtime", "none"), ""); // a name it does not know is a usage error
         return new Config(node,
                 URI.create(opts.getOrDefault("inventory", "http://127.0.0.1:8083")),
                 URI.create(opts.getOrDefault("placement", "http://127.0.0.1:8084")),
@@ -158,7 +167,8 @@ public final class NodeAgent {
                 seconds(opts.getOrDefault("heartbeat", "15s"), "heartbeat"),
                 seconds(opts.getOrDefault("poll", "30s"), "poll"),
                 seconds(opts.getOrDefault("grace", "10s"), "grace"),
-                opts.containsKey("checkpoint-dir") ? Path.of(opts.get("checkpoint-dir")).toAbsolutePath() : workDir.resolve("checkpoints"));
+                opts.containsKey("checkpoint-dir") ? Path.of(opts.get("checkpoint-dir")).toAbsolutePath() : workDir.resolve("checkpoints"),
+                opts.getOrDefault("container-runtime", "none"));
     }
 
     static Duration seconds(String text, String option) {
@@ -343,8 +353,19 @@ public final class NodeAgent {
             if (a.command().isEmpty()) {
                 throw new IOException("task group " + a.taskGroup() + " has no command");
             }
-            TaskProcess process = TaskProcess.start(new TaskProcess.Spec(a.command(), a.environment(checkpoints),
-                    jobDir.resolve(a.task()), log), jobDir.resolve(a.task() + ".exit"));
+            Path workingDir = a.workingDir() != null ? Path.of(a.workingDir()) : jobDir.resolve(a.task());
+            if (a.workingDir() != null && !Files.isDirectory(workingDir)) {
+                throw new IOException("the working directory " + workingDir + " does not exist on node " + config.node());
+            }
+            Map<String, String> env = a.environment(checkpoints);
+            List<String> command = a.command();
+            if (a.image() != null && runtime != null) {
+                command = runtime.command(a, env, workingDir, checkpoints);
+            } else if (a.image() != null && !imageIgnoredSaid) {
+                imageIgnoredSaid = true;
+                log("tasks' images are ignored: no container runtime configured or found (--container-runtime); they run as processes");
+            }
+            TaskProcess process = TaskProcess.start(new TaskProcess.Spec(command, env, workingDir, log), jobDir.resolve(a.task() + ".exit"));
             Path stateFile = stateFileOf(key);
             Files.createDirectories(stateFile.getParent());
             // what a restarted agent needs to take the task over: the process (pid and start time) and its files
@@ -353,7 +374,8 @@ public final class NodeAgent {
                     "log", log.toString(), "exitFile", process.exitFile().toString())));
             Running r = new Running(a, process, stateFile);
             running.put(key, r);
-            log("task %s: started (pid %d, GPUs %s, rank %d of %d), log %s", key, process.pid(), a.gpus(), a.rank(), a.worldSize(), log);
+            log("task %s: started (pid %d, GPUs %s, rank %d of %d%s), log %s", key, process.pid(), a.gpus(), a.rank(), a.worldSize(),
+                    command == a.command() ? "" : ", in " + runtime.kind().name().toLowerCase(java.util.Locale.ROOT) + " image " + a.image(), log);
             report(key, "STARTED", null, null);
             process.exit().thenAccept(code -> exited(r, code));
         } catch (IOException | RuntimeException e) {
@@ -378,6 +400,10 @@ public final class NodeAgent {
             // left behind: the next start finds it, sees the process is gone, and reports its exit file
         }
         Assignment.Key key = r.assignment.key();
+        List<String> cleanup = runtime == null || r.assignment.image() == null ? null : runtime.cleanup(r.assignment);
+        if (cleanup != null) {
+            stoppers.submit(() -> removeContainer(cleanup));
+        }
         shipRest(r); // the whole log is in before the exit is reported
         if (code == null) {
             log("task %s: gone without an exit status (killed with its wrapper, or the host restarted)", key);
@@ -389,6 +415,18 @@ public final class NodeAgent {
         log("task %s: exited with code %d", key, code);
         if (r.reportExit) {
             report(key, "EXITED", code, r.process.logTail(40, 8000));
+        }
+    }
+
+    /** Removes a task's container (its client may have been SIGKILLed, leaving it running); best effort. */
+    private static void removeContainer(List<String> command) {
+        try {
+            new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
+                    .waitFor(60, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            log("removing a container: %s", e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -51,6 +51,19 @@ class TaskProcessTest {
     }
 
     @Test
+    void theJobsEnvironmentIsUnderGantrysOwnAndTheTaskRunsInTheSpecsWorkingDirectory() throws Exception {
+        Assignment base = assignment(List.of(3), 0, 1);
+        Assignment withEnv = new Assignment(base.jobId(), "train", 1L, "worker-0", "worker", List.of("x"), List.of(3), null, 0, 0, 0, 1, 0,
+                1, 0, 1, "a", 1, false, null, false, 0, null, null, null, dir.toString(), Map.of("EPOCHS", "90", "RANK", "7"));
+        Map<String, String> env = withEnv.environment(dir.resolve("ckpt"));
+        assertThat(env).containsEntry("EPOCHS", "90").containsEntry("RANK", "0").containsEntry("CUDA_VISIBLE_DEVICES", "3");
+        TaskProcess p = TaskProcess.start(new TaskProcess.Spec(List.of("sh", "-c", "echo \"$EPOCHS $(pwd)\""), env,
+                Path.of(withEnv.workingDir()), dir.resolve("logs/task.log")));
+        assertThat(p.exit().get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(Files.readString(dir.resolve("logs/task.log")).strip()).isEqualTo("90 " + dir.toRealPath());
+    }
+
+    @Test
     void aTaskWithoutGpusSeesNone() {
         Map<String, String> env = assignment(List.of(), 0, 1).environment(dir);
         assertThat(env).containsEntry("CUDA_VISIBLE_DEVICES", "").containsEntry("NVIDIA_VISIBLE_DEVICES", "void");

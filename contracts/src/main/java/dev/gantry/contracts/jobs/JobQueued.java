@@ -41,14 +41,21 @@ public record JobQueued(
 
     /**
      * {@code image} and {@code command}: what the kubernetes binder runs in each pod of the group
-     * (null for jobs whose pods the user creates, and in standalone mode).
+     * (null for jobs whose pods the user creates, and in standalone mode); {@code workingDir} and
+     * {@code env}: where and with what environment a node agent runs each task (null: its defaults).
      */
     public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
-            String image, List<String> command) {
+            String image, List<String> command, String workingDir, Map<String, String> env) {
 
         /** Without image and command (planning needs neither). */
         public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
             this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, null, null);
+        }
+
+        /** Without working directory and environment: what producers before those fields sent. */
+        public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
+                String image, List<String> command) {
+            this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, image, command, null, null);
         }
     }
 
