@@ -73,6 +73,14 @@ class TaskEnvironmentTest {
         post(job("env-obj", ", \"workingDir\": {\"path\": \"/x\"}")).statusCode(400);
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"checkpointing.json", "ddp-two-nodes.json"})
+    void theExamplesAreAccepted(String file) throws Exception {
+        String example = java.nio.file.Files.readString(java.nio.file.Path.of("..", "examples", file)).replace("\"default\"", "\"normal\"");
+        var response = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(example).when().post("/v1/jobs");
+        assertThat(response.statusCode()).as(response.asString()).isEqualTo(201);
+    }
+
     @Test
     void aVolcanoContainersWorkingDirAndEnvAreTheTaskGroups() {
         String yaml = """

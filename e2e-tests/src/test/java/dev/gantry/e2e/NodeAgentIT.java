@@ -240,7 +240,7 @@ class NodeAgentIT {
         launchAgent("node-agent-restarted");
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() ->
                 Files.readString(agentLog).contains("re-attached"));
-        assertThat(job(id).getString("state")).isEqualTo("RUNNING");
+        assertThat(job(id).getString("state")).isIn("PLACED", "RUNNING"); // not ended, not requeued
         Files.writeString(checkpoints.resolve("go-0"), ""); // rank 0 ends under the new agent
 
         assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
@@ -316,8 +316,10 @@ class NodeAgentIT {
         var command = (com.fasterxml.jackson.databind.node.ArrayNode) example.withArray("taskGroups").get(0).withArray("command");
         command.set(command.size() - 1, mapper.getNodeFactory().textNode("12"));
         String alice = RunningGantry.token("alice", "vision");
-        String id = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
-                .body(mapper.writeValueAsString(example)).when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        var submitted = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
+                .body(mapper.writeValueAsString(example)).when().post("/v1/jobs");
+        assertThat(submitted.statusCode()).as(submitted.asString()).isEqualTo(201);
+        String id = submitted.path("id");
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).until(() -> outputOf(id).contains("step 4"));
 
         // a job that wants the whole node, at a higher priority: the checkpointing job must make room
