@@ -40,6 +40,12 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
               "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "READY", "cordoned": false,
               "quarantine": {"reason": "gpus: 4 is fewer than the 7 GPUs allocated on it", "since": "2026-12-05T12:00:00Z"}}
             """;
+    /** A node whose agent declared simulated GPUs (bin/gantry up on a machine without nvidia-smi). */
+    static final String SIMULATED_NODE = """
+            ,{"name": "laptop-sim-0", "gpuModel": "A100-SXM4-80GB", "gpus": 8, "nvlinkIslands": [[0,1,2,3,4,5,6,7]],
+              "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "READY", "cordoned": false,
+              "source": "AGENT", "simulated": true}
+            """;
     static final String QUEUES = """
             [{"name": "normal", "parent": null, "weight": 1, "state": "OPEN"}, {"name": "urgent", "parent": null, "weight": 2}]
             """;
