@@ -322,7 +322,11 @@ class NodeAgentIT {
         String id = submitted.path("id");
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).until(() -> outputOf(id).contains("step 4"));
 
-        // a job that wants the whole node, at a higher priority: the checkpointing job must make room
+        // a job that wants the whole node, at a higher priority (the queue lets its members ask for up to 1000): the
+        // checkpointing job must make room
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
+                .body("{\"capability\": {\"gpus\": 64}, \"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}")
+                .when().put("/v1/queues/agent-normal").then().statusCode(200);
         String preemptor = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
                 .body("""
                         {"name": "agent-preemptor", "queue": "agent-normal", "priority": 1000, "gpuModels": ["A100"],
