@@ -330,6 +330,7 @@ class NodeAgentIT {
         String preemptor = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
                 .body("""
                         {"name": "agent-preemptor", "queue": "agent-normal", "priority": 1000, "gpuModels": ["A100"],
+                         "estimatedRuntimeSeconds": 60,
                          "taskGroups": [{"name": "main", "replicas": 1, "gpusPerReplica": 8, "cpuMillis": 100, "memoryMiB": 64,
                                          "command": ["sh", "-c", "echo preemptor ran; sleep 2"]}]}
                         """).when().post("/v1/jobs").then().statusCode(201).extract().path("id");
@@ -343,7 +344,9 @@ class NodeAgentIT {
         JsonPath logs = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
                 .when().get("/v1/jobs/" + id + "/logs").then().statusCode(200).extract().jsonPath();
         List<Long> attempts = logs.getList("attempts", Long.class);
-        assertThat(attempts).as("the preemptor ran first (the checkpointing job was not preempted)? attempts").hasSize(2);
+        assertThat(attempts).as("attempts (1: the checkpointing job was not preempted; preemptor %s, history %s)",
+                job(preemptor).prettify(), given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
+                        .when().get("/v1/jobs/" + preemptor + "/history").asString()).hasSize(2);
         String first = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
                 .when().get("/v1/jobs/" + id + "/logs?attempt=" + attempts.get(0)).then().statusCode(200).extract().path("tasks[0].text");
         Matcher saved = Pattern.compile("SIGTERM: checkpointed step (\\d+), exiting").matcher(first);
