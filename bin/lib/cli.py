@@ -1,4 +1,4 @@
-"""bin/gantry submit | jobs | cancel | queues | nodes: thin clients of Gantry's REST APIs.
+"""bin/gantry submit | jobs | cancel | queues | nodes | apply | logs ID: thin clients of Gantry's REST APIs.
 
 Started by bin/lib/cli.sh, which passes the service URLs (GANTRY_<SERVICE>_URL) and the bearer
 tokens in the environment: the caller's (GANTRY_CLI_TOKEN), sent on every read and to admission,
@@ -441,6 +441,104 @@ def cmd_cancel(argv, prog="gantry cancel"):
         print(f"job {job['id']} ({job['name']}): {job['state']}")
 
 
+# ---------------------------------------------------------------------------------------------- logs
+
+LOG_READ_BYTES = 256 * 1024  # the most admission returns of one task per request
+ENDED_STATES = {"SUCCEEDED", "FAILED", "CANCELLED"}
+
+
+class LogPrinter:
+    """Prints tasks' output: as it is for one task; each line after '[task] ' when there are several."""
+
+    def __init__(self, prefixed):
+        self.prefixed = prefixed
+        self.partial = {}
+
+    def text(self, task, text):
+        if not text:
+            return
+        if not self.prefixed:
+            sys.stdout.write(text)
+        else:
+            lines = (self.partial.pop(task, "") + text).split("\n")
+            if lines[-1]:
+                self.partial[task] = lines[-1]
+            for line in lines[:-1]:
+                sys.stdout.write(f"[{task}] {line}\n")
+        sys.stdout.flush()
+
+    def flush(self):
+        for task, rest in sorted(self.partial.items()):
+            sys.stdout.write(f"[{task}] {rest}\n")
+        self.partial.clear()
+        sys.stdout.flush()
+
+
+def cmd_logs(argv, prog="gantry logs"):
+    parser = Parser(prog=prog, description="A job's tasks' output, as node agents ran them (the latest attempt unless --attempt).")
+    parser.add_argument("id", help="the job id (as 'gantry jobs' shows it)")
+    parser.add_argument("--task", help="one task only, e.g. worker-0 (default: every task, each line after [task])")
+    parser.add_argument("--attempt", type=int, help="an earlier attempt (a job placed again after a requeue has a new one)")
+    parser.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the job has ended")
+    parser.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    job_id = job_id_argument(args.id, prog)
+    path = "/v1/jobs/" + job_id + "/logs"
+
+    def read(task, offset, attempt, limit=LOG_READ_BYTES):
+        _, log = call("admission", "GET", path, query={"task": task, "offset": offset if task else None,
+                                                       "attempt": attempt, "limit": limit})
+        return log
+
+    printer = None
+    offsets = {}
+    attempt = args.attempt
+
+    def drain(tasks):
+        """Everything new of each task, page after page."""
+        for t in tasks:
+            name = t["task"]
+            if args.task and name != args.task:
+                continue
+            offset = offsets.get(name, 0)
+            end = t.get("end", 0)
+            while offset < end:
+                page = read(name, offset, attempt)
+                if not page.get("tasks"):
+                    break
+                got = page["tasks"][0]
+                printer.text(name, got.get("text", ""))
+                if got["next"] <= offset:
+                    break  # the rest ends inside a character: it comes once complete
+                offset, end = got["next"], got["end"]
+            offsets[name] = offset
+
+    while True:
+        # the job's state before the read: output read after the job ended is all there is
+        ended = call("admission", "GET", "/v1/jobs/" + job_id)[1].get("state") in ENDED_STATES if args.follow else True
+        latest = read(args.task, 0, args.attempt, limit=1)  # which attempt and tasks (1 byte each: cheap)
+        if latest.get("attempt") is not None and latest["attempt"] != attempt:
+            if attempt is not None and printer is not None:
+                printer.flush()
+                print(f"--- attempt {latest['attempt']} (the job was placed again) ---", flush=True)
+            attempt = latest["attempt"]
+            offsets.clear()
+        tasks = latest.get("tasks", [])
+        if printer is None:
+            printer = LogPrinter(prefixed=not args.task and (len(tasks) > 1 or args.follow))
+        if args.task and not args.follow and not tasks:
+            raise Exit(1, f"{prog}: job {job_id} has no output of task {args.task}"
+                          + (f" in attempt {attempt}" if attempt else ""))
+        drain(tasks)
+        if ended:
+            break
+        import time
+        time.sleep(args.interval)
+    printer.flush()
+    if attempt is None and not args.follow:
+        print(f"{prog}: job {job_id} has no output (yet): its tasks have not run on a node agent", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------------------------- queues
 
 def cmd_queues(argv):
@@ -568,7 +666,7 @@ def cmd_apply(argv):
 
 
 COMMANDS = {"submit": cmd_submit, "jobs": cmd_jobs, "cancel": cmd_cancel, "queues": cmd_queues, "nodes": cmd_nodes,
-            "apply": cmd_apply}
+            "apply": cmd_apply, "logs": cmd_logs}
 
 
 def main(argv):

@@ -211,7 +211,8 @@ public class JobAdmission {
         return new JobQueued(id, spec.name(), spec.queue(), owner, priority, submittedAt, spec.minAvailable(),
                 spec.taskGroups().stream()
                         .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB(),
-                                g.image(), g.command() == null || g.command().isEmpty() ? null : g.command()))
+                                g.image(), g.command() == null || g.command().isEmpty() ? null : g.command(), g.workingDir(),
+                                g.env() == null || g.env().isEmpty() ? null : g.env()))
                         .toList(),
                 spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
                 spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds(),

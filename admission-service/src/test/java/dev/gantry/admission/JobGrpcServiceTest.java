@@ -107,6 +107,33 @@ class JobGrpcServiceTest {
                 .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
 
+    @jakarta.inject.Inject
+    dev.gantry.testing.TestDatabase db;
+
+    @Test
+    void aTaskGroupsWorkingDirectoryAndEnvironmentAreCarriedAndChecked() {
+        JobService alice = as(Tokens.of("alice", "vision"));
+        JobSpec.Builder withEnv = spec("grpc-env");
+        withEnv.setTaskGroups(0, withEnv.getTaskGroups(0).toBuilder().setWorkingDir("/workspace").putEnv("EPOCHS", "90"));
+        Job job = alice.submit(SubmitJobRequest.newBuilder().setJob(withEnv).build()).await().atMost(WAIT);
+        String envelope = db.queryString("select envelope from outbox_event where subject = 'jobs.queued' and subject_id = ?", job.getId());
+        assertThat(envelope).contains("\"workingDir\":\"/workspace\"").contains("\"env\":{\"EPOCHS\":\"90\"}");
+
+        JobSpec.Builder reserved = spec("grpc-env-bad");
+        reserved.setTaskGroups(0, reserved.getTaskGroups(0).toBuilder().setWorkingDir("relative").putEnv("WORLD_SIZE", "1"));
+        StatusRuntimeException invalid = (StatusRuntimeException) org.assertj.core.api.Assertions.catchThrowable(() ->
+                alice.submit(SubmitJobRequest.newBuilder().setJob(reserved).build()).await().atMost(WAIT));
+        assertThat(invalid.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(StatusProto.fromThrowable(invalid).getDetailsList().stream().map(any -> {
+            try {
+                return any.unpack(BadRequest.class);
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new AssertionError(e);
+            }
+        }).flatMap(bad -> bad.getFieldViolationsList().stream()).map(BadRequest.FieldViolation::getField).toList())
+                .contains("taskGroups[0].workingDir", "taskGroups[0].env.WORLD_SIZE");
+    }
+
     @Test
     void aMigratableJobOverGrpcMustBeCheckpointable() {
         JobService alice = as(Tokens.of("alice", "vision"));

@@ -223,38 +223,163 @@ class NodeAgentIT {
     }
 
     @Test
-    void aKilledAgentsTasksAreReportedLostWhenItIsBackAndTheJobRunsAgainFromItsCheckpointDirectory() throws Exception {
-        String id = submit("agent-restart", "if [ -f \"$GANTRY_CHECKPOINT_DIR/step-$RANK\" ]; then "
+    void aRestartedAgentTakesOverItsTasksOneEndedWhileNoAgentRanTheOtherRunsOnAndTheJobSucceeds() throws Exception {
+        // each rank waits for a file of its own in the job's checkpoint directory, then exits 0
+        String id = submit("agent-restart", "echo \"started rank=$RANK\"; while [ ! -f \"$GANTRY_CHECKPOINT_DIR/go-$RANK\" ]; "
+                + "do sleep 0.2; done; echo \"finished rank=$RANK\"");
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> wrappersOf(id).size() == 2);
+        Map<String, Long> wrappers = wrappersOf(id);
+        Path checkpoints = work.resolve("checkpoints").resolve(id);
+
+        agent.destroyForcibly(); // SIGKILL: no shutdown hook; its tasks (sessions of their own) keep running
+        agent.waitFor();
+        assertThat(wrappers.values()).allSatisfy(pid -> assertThat(processesOf(id)).contains(pid));
+        Files.writeString(checkpoints.resolve("go-1"), ""); // rank 1 ends while no agent watches
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200)).until(() ->
+                !processesOf(id).contains(wrappers.get("worker-1")));
+        launchAgent("node-agent-restarted");
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() ->
+                Files.readString(agentLog).contains("re-attached"));
+        assertThat(job(id).getString("state")).isIn("PLACED", "RUNNING"); // not ended, not requeued
+        Files.writeString(checkpoints.resolve("go-0"), ""); // rank 0 ends under the new agent
+
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
+        assertThat(job(id).getInt("exitCode")).isZero();
+        assertThat(job(id).getInt("attempts")).as("not requeued: the same attempt ran to its end").isEqualTo(1);
+        try (Stream<Path> dirs = Files.list(work.resolve("jobs").resolve(id))) {
+            assertThat(dirs.count()).isEqualTo(1);
+        }
+        // the whole output reached admission, the part written while no agent ran included
+        JsonPath logs = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .when().get("/v1/jobs/" + id + "/logs").then().statusCode(200).extract().jsonPath();
+        assertThat(logs.getString("tasks.find { it.task == 'worker-0' }.text")).contains("started rank=0").contains("finished rank=0");
+        assertThat(logs.getString("tasks.find { it.task == 'worker-1' }.text")).contains("started rank=1").contains("finished rank=1");
+        assertThat(Files.readString(agentLog)).doesNotContain("reporting it lost");
+    }
+
+    @Test
+    void aTaskThatVanishedWithItsWrapperWhileNoAgentRanIsReportedLostAndTheJobGoesBackInLine() throws Exception {
+        String id = submit("agent-lost", "if [ -f \"$GANTRY_CHECKPOINT_DIR/step-$RANK\" ]; then "
                 + "echo \"resumed rank=$RANK from step $(cat \"$GANTRY_CHECKPOINT_DIR/step-$RANK\")\"; exit 0; fi; "
                 + "echo 41 > \"$GANTRY_CHECKPOINT_DIR/step-$RANK\"; echo \"started rank=$RANK\"; exec sleep 300");
-        Path jobDir = work.resolve("jobs").resolve(id);
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> processesOf(id).size() == 2);
-        List<Long> first = processesOf(id);
-
-        agent.destroyForcibly(); // SIGKILL: no shutdown hook, its tasks (sessions of their own) keep running
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).until(() -> processesOf(id).size() == 4);
+        agent.destroyForcibly();
         agent.waitFor();
-        assertThat(processesOf(id)).containsExactlyInAnyOrderElementsOf(first);
-        launchAgent("node-agent-restarted");
-
-        // the new agent kills what the old one left, reports the tasks lost; the job goes back in line, is placed
-        // again (a new attempt) and resumes from its checkpoint directory
-        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
-        for (long pid : first) {
-            assertThat(Path.of("/proc", String.valueOf(pid), "environ")).as("the first attempt's process %d", pid).satisfiesAnyOf(
-                    p -> assertThat(p).doesNotExist(),
-                    p -> assertThat(new String(Files.readAllBytes(p), StandardCharsets.UTF_8)).doesNotContain("GANTRY_JOB_ID=" + id));
+        for (long pid : processesOf(id)) {
+            new ProcessBuilder("kill", "-KILL", String.valueOf(pid)).start().waitFor(); // the host lost them, wrappers and all
         }
+        launchAgent("node-agent-after-loss");
+        assertThat(awaitEnd(id)).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
         List<Path> attempts;
-        try (Stream<Path> dirs = Files.list(jobDir)) {
+        try (Stream<Path> dirs = Files.list(work.resolve("jobs").resolve(id))) {
             attempts = dirs.sorted().toList();
         }
         assertThat(attempts).hasSize(2);
         assertThat(Files.readString(attempts.get(1).resolve("worker-0.log"))).contains("resumed rank=0 from step 41");
-        assertThat(Files.readString(attempts.get(1).resolve("worker-1.log"))).contains("resumed rank=1 from step 41");
         List<String> reasons = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
                 .when().get("/v1/jobs/" + id + "/history").then().statusCode(200).extract().jsonPath().getList("reason", String.class);
         assertThat(reasons).anySatisfy(r -> assertThat(r).contains("lost on node " + NODE));
-        assertThat(Files.readString(agentLog)).contains("reporting it lost").contains("killing process group");
+    }
+
+    @Test
+    void theTasksOutputReachesWhoeverMaySeeTheJobThroughAdmissionAndTheCli() throws Exception {
+        String id = submit("agent-logs", "echo \"rank=$RANK hello\"; sleep 3; echo \"rank=$RANK température ok\"");
+        // followed while it runs: the CLI prints each task's lines as they come and returns when the job has ended
+        CliIT.Result followed = CliIT.gantry("alice", "logs", id, "-f");
+        assertThat(followed.exit()).as(followed.err()).isZero();
+        assertThat(followed.out()).contains("[worker-0] rank=0 hello").contains("[worker-1] rank=1 hello")
+                .contains("[worker-0] rank=0 température ok").contains("[worker-1] rank=1 température ok");
+        assertThat(job(id).getString("state")).isEqualTo("SUCCEEDED");
+
+        CliIT.Result one = CliIT.gantry("alice", "logs", id, "--task", "worker-1");
+        assertThat(one.exit()).as(one.err()).isZero();
+        assertThat(one.out()).isEqualTo("rank=1 hello\nrank=1 température ok\n");
+        JsonPath view = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("carol", "vision"))
+                .when().get("/v1/jobs/" + id + "/logs").then().statusCode(200).extract().jsonPath();
+        assertThat(view.getList("tasks.task", String.class)).containsExactly("worker-0", "worker-1");
+        assertThat(view.getList("tasks.node", String.class)).containsOnly(NODE);
+        // someone who may not see the job: 404, from the REST API and the CLI
+        given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("mallory", "speech"))
+                .when().get("/v1/jobs/" + id + "/logs").then().statusCode(404);
+        CliIT.Result refused = CliIT.gantry(Map.of("GANTRY_TEAMS", "speech"), "mallory", "logs", id);
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("404");
+    }
+
+    @Test
+    void aPreemptedCheckpointingJobGetsSigtermCheckpointsGoesBackInLineAndResumesFromItsCheckpoint() throws Exception {
+        Path root = Path.of(System.getProperty("gantry.root", ".."));
+        // the example of examples/, in this test's queue, for 40 steps (time for the planner to decide, on a loaded machine)
+        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        var example = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(root.resolve("examples/checkpointing.json").toFile());
+        example.put("queue", "agent-normal");
+        var command = (com.fasterxml.jackson.databind.node.ArrayNode) example.withArray("taskGroups").get(0).withArray("command");
+        command.set(command.size() - 1, mapper.getNodeFactory().textNode("40"));
+        String alice = RunningGantry.token("alice", "vision");
+        var submitted = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
+                .body(mapper.writeValueAsString(example)).when().post("/v1/jobs");
+        assertThat(submitted.statusCode()).as(submitted.asString()).isEqualTo(201);
+        String id = submitted.path("id");
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).until(() -> outputOf(id).contains("step 4"));
+
+        // a job that wants the whole node, at a higher priority (the queue lets its members ask for up to 1000): the
+        // checkpointing job must make room
+        given().baseUri(RunningGantry.url("quota-service")).auth().oauth2(RunningGantry.adminToken()).contentType(ContentType.JSON)
+                .body("{\"capability\": {\"gpus\": 64}, \"members\": {\"teams\": [\"vision\"]}, \"limits\": {\"maxPriority\": 1000}}")
+                .when().put("/v1/queues/agent-normal").then().statusCode(200);
+        String preemptor = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice).contentType(ContentType.JSON)
+                .body("""
+                        {"name": "agent-preemptor", "queue": "agent-normal", "priority": 1000, "gpuModels": ["A100"],
+                         "estimatedRuntimeSeconds": 60,
+                         "taskGroups": [{"name": "main", "replicas": 1, "gpusPerReplica": 8, "cpuMillis": 100, "memoryMiB": 64,
+                                         "command": ["sh", "-c", "echo preemptor ran; sleep 2"]}]}
+                        """).when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(500)).until(() ->
+                Set.of("SUCCEEDED", "FAILED", "CANCELLED").contains(job(preemptor).getString("state")));
+        assertThat(job(preemptor).getString("state")).isEqualTo("SUCCEEDED");
+        await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofMillis(500)).until(() ->
+                Set.of("SUCCEEDED", "FAILED", "CANCELLED").contains(job(id).getString("state")));
+        assertThat(job(id).getString("state")).as("job %s; agent log:\n%s", id, Files.readString(agentLog)).isEqualTo("SUCCEEDED");
+
+        JsonPath logs = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
+                .when().get("/v1/jobs/" + id + "/logs").then().statusCode(200).extract().jsonPath();
+        List<Long> attempts = logs.getList("attempts", Long.class);
+        assertThat(attempts).as("attempts (1: the checkpointing job was not preempted; preemptor %s, history %s)",
+                job(preemptor).prettify(), given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
+                        .when().get("/v1/jobs/" + preemptor + "/history").asString()).hasSize(2);
+        String first = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
+                .when().get("/v1/jobs/" + id + "/logs?attempt=" + attempts.get(0)).then().statusCode(200).extract().path("tasks[0].text");
+        Matcher saved = Pattern.compile("SIGTERM: checkpointed step (\\d+), exiting").matcher(first);
+        assertThat(saved.find()).as("the first attempt's output:\n%s", first).isTrue();
+        String second = logs.getString("tasks[0].text");
+        assertThat(second).as("the second attempt's output").contains("resumed from step " + saved.group(1)).contains("done after 40 steps")
+                .doesNotContain("starting at step 0");
+        List<String> states = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(alice)
+                .when().get("/v1/jobs/" + id + "/history").then().statusCode(200).extract().jsonPath().getList("state", String.class);
+        assertThat(states).contains("PREEMPTED").doesNotContain("FAILED");
+        assertThat(Files.readString(agentLog)).contains("preempted, stopping (grace");
+    }
+
+    /** The task wrappers' pids (the process groups) the agent recorded for a job, by task. */
+    private static Map<String, Long> wrappersOf(String id) throws IOException {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        Path tasks = work.resolve("tasks");
+        if (!Files.isDirectory(tasks)) {
+            return out;
+        }
+        try (Stream<Path> files = Files.list(tasks)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith(id + "_") && p.toString().endsWith(".json")).toList()) {
+                JsonPath state = JsonPath.from(Files.readString(f));
+                out.put(state.getString("task"), state.getLong("pid"));
+            }
+        }
+        return out;
+    }
+
+    /** What the agent shipped of a job's latest attempt, every task's output together. */
+    private static String outputOf(String id) {
+        return String.join("\n", given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("alice", "vision"))
+                .when().get("/v1/jobs/" + id + "/logs").then().statusCode(200).extract().jsonPath().getList("tasks.text", String.class));
     }
 
     @Test

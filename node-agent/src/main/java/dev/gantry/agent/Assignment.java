@@ -16,11 +16,23 @@ import java.util.stream.Collectors;
 public record Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command,
         List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank,
         int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable,
-        Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode) {
+        Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode, String image,
+        String workingDir, Map<String, String> env) {
 
     public Assignment {
         command = command == null ? List.of() : command;
         gpus = gpus == null ? List.of() : gpus;
+        env = env == null ? Map.of() : env;
+    }
+
+    /** Without image, working directory and environment (as placement sent before it had them). */
+    public Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command, List<Integer> gpus,
+            Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank, int localWorldSize, int nodeRank,
+            int nodes, String masterAddr, int masterPort, boolean checkpointable, Integer checkpointGraceSeconds, boolean stop,
+            long stopGraceSeconds, String reported, Integer exitCode) {
+        this(jobId, jobName, attempt, task, taskGroup, command, gpus, gpuMilli, cpuMillis, memoryMiB, rank, worldSize, localRank,
+                localWorldSize, nodeRank, nodes, masterAddr, masterPort, checkpointable, checkpointGraceSeconds, stop, stopGraceSeconds,
+                reported, exitCode, null, null, null);
     }
 
     /** The task's identity: one process per (job, attempt, task). */
@@ -43,10 +55,11 @@ public record Assignment(UUID jobId, String jobName, long attempt, String task, 
     /**
      * The environment the task runs with: exactly its GPUs visible ({@code CUDA_VISIBLE_DEVICES},
      * {@code NVIDIA_VISIBLE_DEVICES}; empty for a task without GPUs), the variables torchrun and PyTorch
-     * DDP read, and Gantry's own.
+     * DDP read, and Gantry's own, over the job's {@code env}.
      */
     public Map<String, String> environment(Path checkpointDir) {
-        Map<String, String> env = new LinkedHashMap<>();
+        // the job's own variables first: Gantry's below win (admission refuses a job that sets them anyway)
+        Map<String, String> env = new LinkedHashMap<>(this.env);
         String visible = gpus.stream().map(String::valueOf).collect(Collectors.joining(","));
         env.put("CUDA_VISIBLE_DEVICES", visible);
         env.put("NVIDIA_VISIBLE_DEVICES", visible.isEmpty() ? "void" : visible);

@@ -89,6 +89,20 @@ public final class GantryClient {
                 .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(report))));
     }
 
+    /** {@code POST /v1/agent/logs}: bytes {@code [offset, offset + length)} of a task's log; the answer's {@code next} is where to go on. */
+    public long shipLog(Assignment.Key task, long offset, byte[] data, int length) throws IOException, InterruptedException {
+        Map<String, Object> chunk = new LinkedHashMap<>();
+        chunk.put("jobId", task.jobId());
+        chunk.put("attempt", task.attempt());
+        chunk.put("task", task.task());
+        chunk.put("offset", offset);
+        chunk.put("data", java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(data, length)));
+        JsonNode answer = send(HttpRequest.newBuilder(placement.resolve("/v1/agent/logs")).timeout(Duration.ofSeconds(15))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(chunk))));
+        return answer.path("next").asLong(offset + length);
+    }
+
     private JsonNode send(HttpRequest.Builder request) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(request.header("Authorization", "Bearer " + token.get())
                 .header("Accept", "application/json").build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));

@@ -39,11 +39,14 @@ public final class NodeAgent {
 
     /** The agent's settings, from the command line. */
     public record Config(String node, URI inventory, URI placement, Supplier<String> token, Path workDir, String simulate,
-            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace) {
+            boolean forceSimulate, String address, Duration heartbeat, Duration poll, Duration defaultGrace, Path checkpointRoot, String containerRuntime) {
     }
 
     private final Config config;
     private final GantryClient client;
+    /** Null: tasks run as plain processes. */
+    private final ContainerRuntime runtime;
+    private volatile boolean imageIgnoredSaid;
     private final Map<Assignment.Key, Running> running = new ConcurrentHashMap<>();
     /** Tasks this agent started and saw end, or reported lost: never started again. */
     private final Set<Assignment.Key> handled = ConcurrentHashMap.newKeySet();
@@ -52,24 +55,38 @@ public final class NodeAgent {
     private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "heartbeat"));
     private volatile boolean shuttingDown;
 
-    /** A task this agent runs. */
+    /** A task this agent runs (started, or taken over from a previous run). */
     private static final class Running {
         final Assignment assignment;
         final TaskProcess process;
-        final Path pidFile;
+        final Path stateFile;
+        final LogShipper logs;
         volatile boolean reportExit = true;
         volatile boolean stopping;
 
-        Running(Assignment assignment, TaskProcess process, Path pidFile) {
+        Running(Assignment assignment, TaskProcess process, Path stateFile) {
             this.assignment = assignment;
             this.process = process;
-            this.pidFile = pidFile;
+            this.stateFile = stateFile;
+            this.logs = new LogShipper(process.logFile());
         }
     }
+
+    /** A task a previous run of this agent left, found in the state directory at start: taken over if still assigned. */
+    private record Left(Assignment.Key key, TaskProcess process, Path stateFile) {
+    }
+
+    /** Tasks a previous run left, not yet matched with an assignment (the first answer of placement settles them all). */
+    private final Map<Assignment.Key, Left> left = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService logTicks = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "log-ticks"));
 
     public NodeAgent(Config config) {
         this.config = config;
         this.client = new GantryClient(config.inventory(), config.placement(), config.token());
+        this.runtime = ContainerRuntime.find(config.containerRuntime(), System.getenv("PATH"));
+        if (config.containerRuntime() != null && !config.containerRuntime().equalsIgnoreCase("none") && runtime == null) {
+            log("container runtime %s is not on the PATH: tasks run as plain processes", config.containerRuntime());
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -90,7 +107,8 @@ public final class NodeAgent {
     static final String USAGE = """
             usage: java -jar gantry-node-agent.jar [--node NAME] [--inventory URL] [--placement URL]
                      [--token-file FILE] [--work-dir DIR] [--simulate N:MODEL] [--address ADDR]
-                     [--heartbeat 15s] [--poll 30s] [--grace 10s]
+                     [--heartbeat 15s] [--poll 30s] [--grace 10s] [--checkpoint-dir DIR]
+                     [--container-runtime podman|docker|apptainer|none]
               token: --token-file, else $GANTRY_AGENT_TOKEN (an agent token: bin/gantry token NAME --agent NODE)""";
 
     static Config parse(String[] args) {
@@ -112,7 +130,7 @@ public final class NodeAgent {
                 throw new IllegalArgumentException(a + " wants a value");
             }
             if (!Set.of("node", "inventory", "placement", "token-file", "work-dir", "simulate", "address", "heartbeat", "poll",
-                    "grace").contains(key)) {
+                    "grace", "checkpoint-dir", "container-runtime").contains(key)) {
                 throw new IllegalArgumentException("unknown option --" + key);
             }
             opts.put(key, value);
@@ -136,17 +154,21 @@ public final class NodeAgent {
             }
             token = () -> fromEnv.strip();
         }
+        Path workDir = Path.of(opts.getOrDefault("work-dir", ".gantry/agent/" + node)).toAbsolutePath();
+        ContainerRuntime.find(opts.getOrDefault("container-runtime", "none"), ""); // a name it does not know is a usage error
         return new Config(node,
                 URI.create(opts.getOrDefault("inventory", "http://127.0.0.1:8083")),
                 URI.create(opts.getOrDefault("placement", "http://127.0.0.1:8084")),
                 token,
-                Path.of(opts.getOrDefault("work-dir", ".gantry/agent/" + node)).toAbsolutePath(),
+                workDir,
                 opts.getOrDefault("simulate", "8:A100"),
                 opts.containsKey("simulate"),
                 opts.getOrDefault("address", defaultAddress()),
                 seconds(opts.getOrDefault("heartbeat", "15s"), "heartbeat"),
                 seconds(opts.getOrDefault("poll", "30s"), "poll"),
-                seconds(opts.getOrDefault("grace", "10s"), "grace"));
+                seconds(opts.getOrDefault("grace", "10s"), "grace"),
+                opts.containsKey("checkpoint-dir") ? Path.of(opts.get("checkpoint-dir")).toAbsolutePath() : workDir.resolve("checkpoints"),
+                opts.getOrDefault("container-runtime", "none"));
     }
 
     static Duration seconds(String text, String option) {
@@ -179,7 +201,7 @@ public final class NodeAgent {
 
     /** Registers, heartbeats, and follows the assignments until the process is stopped. */
     public void run() throws InterruptedException {
-        killOrphans();
+        findLeftTasks();
         Discovery.Host host = config.forceSimulate()
                 ? Discovery.simulated(config.simulate(), Runtime.getRuntime().availableProcessors() * 1000L, Discovery.osMemoryMiB())
                 : Discovery.discover(config.simulate());
@@ -189,6 +211,7 @@ public final class NodeAgent {
         registerUntilDone(spec);
         heartbeats.scheduleWithFixedDelay(() -> heartbeat(spec), config.heartbeat().toMillis(), config.heartbeat().toMillis(),
                 TimeUnit.MILLISECONDS);
+        logTicks.scheduleWithFixedDelay(this::shipLogs, 1, 1, TimeUnit.SECONDS);
         String known = null;
         while (!shuttingDown) {
             try {
@@ -257,6 +280,11 @@ public final class NodeAgent {
                 }
                 continue;
             }
+            Left found = left.remove(key);
+            if (found != null) {
+                adopt(a, found);
+                continue;
+            }
             if (handled.contains(key) || "EXITED".equals(a.reported())) {
                 handled.add(key);
                 continue;
@@ -282,27 +310,72 @@ public final class NodeAgent {
             }
         }
         handled.retainAll(assigned);
+        // what a previous run left that is no longer assigned (the job ended or moved meanwhile): stopped, not reported
+        for (Left gone : List.copyOf(left.values())) {
+            left.remove(gone.key());
+            log("task %s: left by a previous run and no longer assigned: stopping it", gone.key());
+            stoppers.submit(() -> {
+                try {
+                    gone.process().stop(config.defaultGrace());
+                    Files.deleteIfExists(gone.stateFile());
+                } catch (InterruptedException | IOException e) {
+                    // the next start finds its state file again
+                }
+            });
+        }
+    }
+
+    /** Takes over a task a previous run started: it goes on running, its exit is reported as if this run had started it. */
+    private void adopt(Assignment a, Left found) {
+        Assignment.Key key = a.key();
+        handled.add(key);
+        Running r = new Running(a, found.process(), found.stateFile());
+        running.put(key, r);
+        log("task %s: re-attached to pid %d left by a previous run", key, found.process().pid());
+        if (a.reported() == null) {
+            report(key, "STARTED", null, null);
+        }
+        found.process().exit().thenAccept(code -> exited(r, code));
+        if (a.stop() && !r.stopping) {
+            stop(r, Duration.ofSeconds(a.stopGraceSeconds()), true);
+        }
     }
 
     private void start(Assignment a) {
         Assignment.Key key = a.key();
         Path jobDir = config.workDir().resolve("jobs").resolve(a.jobId().toString()).resolve(String.valueOf(a.attempt()));
         Path log = jobDir.resolve(a.task() + ".log");
-        Path checkpoints = config.workDir().resolve("checkpoints").resolve(a.jobId().toString());
+        // per job, not per attempt: a job placed again (here, or on a node whose agent shares this directory) finds it
+        Path checkpoints = config.checkpointRoot().resolve(a.jobId().toString());
         handled.add(key);
         try {
             Files.createDirectories(checkpoints);
             if (a.command().isEmpty()) {
                 throw new IOException("task group " + a.taskGroup() + " has no command");
             }
-            TaskProcess process = TaskProcess.start(new TaskProcess.Spec(a.command(), a.environment(checkpoints),
-                    jobDir.resolve(a.task()), log));
-            Path pidFile = config.workDir().resolve("pids").resolve(a.jobId() + "_" + a.attempt() + "_" + a.task());
-            Files.createDirectories(pidFile.getParent());
-            Files.writeString(pidFile, process.pid() + " " + a.jobId() + "\n");
-            Running r = new Running(a, process, pidFile);
+            Path workingDir = a.workingDir() != null ? Path.of(a.workingDir()) : jobDir.resolve(a.task());
+            if (a.workingDir() != null && !Files.isDirectory(workingDir)) {
+                throw new IOException("the working directory " + workingDir + " does not exist on node " + config.node());
+            }
+            Map<String, String> env = a.environment(checkpoints);
+            List<String> command = a.command();
+            if (a.image() != null && runtime != null) {
+                command = runtime.command(a, env, workingDir, checkpoints);
+            } else if (a.image() != null && !imageIgnoredSaid) {
+                imageIgnoredSaid = true;
+                log("tasks' images are ignored: no container runtime configured or found (--container-runtime); they run as processes");
+            }
+            TaskProcess process = TaskProcess.start(new TaskProcess.Spec(command, env, workingDir, log), jobDir.resolve(a.task() + ".exit"));
+            Path stateFile = stateFileOf(key);
+            Files.createDirectories(stateFile.getParent());
+            // what a restarted agent needs to take the task over: the process (pid and start time) and its files
+            TaskProcess.writeAtomically(stateFile, GantryClient.JSON.writeValueAsString(Map.of("jobId", a.jobId().toString(),
+                    "attempt", a.attempt(), "task", a.task(), "pid", process.pid(), "startTicks", process.startTicks(),
+                    "log", log.toString(), "exitFile", process.exitFile().toString())));
+            Running r = new Running(a, process, stateFile);
             running.put(key, r);
-            log("task %s: started (pid %d, GPUs %s, rank %d of %d), log %s", key, process.pid(), a.gpus(), a.rank(), a.worldSize(), log);
+            log("task %s: started (pid %d, GPUs %s, rank %d of %d%s), log %s", key, process.pid(), a.gpus(), a.rank(), a.worldSize(),
+                    command == a.command() ? "" : ", in " + runtime.kind().name().toLowerCase(java.util.Locale.ROOT) + " image " + a.image(), log);
             report(key, "STARTED", null, null);
             process.exit().thenAccept(code -> exited(r, code));
         } catch (IOException | RuntimeException e) {
@@ -311,16 +384,97 @@ public final class NodeAgent {
         }
     }
 
-    private void exited(Running r, int code) {
+    private Path stateFileOf(Assignment.Key key) {
+        return config.workDir().resolve("tasks").resolve(key.jobId() + "_" + key.attempt() + "_" + key.task() + ".json");
+    }
+
+    /** {@code code} null: a task taken over from a previous run that vanished without an exit status (lost). */
+    private void exited(Running r, Integer code) {
+        if (shuttingDown) {
+            return; // its state file stays: the next run reports it
+        }
         running.remove(r.assignment.key());
         try {
-            Files.deleteIfExists(r.pidFile);
+            Files.deleteIfExists(r.stateFile);
         } catch (IOException e) {
-            // left behind: the next start finds it and sees the process is gone
+            // left behind: the next start finds it, sees the process is gone, and reports its exit file
         }
-        log("task %s: exited with code %d", r.assignment.key(), code);
-        if (r.reportExit && !shuttingDown) {
-            report(r.assignment.key(), "EXITED", code, r.process.logTail(40, 8000));
+        Assignment.Key key = r.assignment.key();
+        List<String> cleanup = runtime == null || r.assignment.image() == null ? null : runtime.cleanup(r.assignment);
+        if (cleanup != null) {
+            stoppers.submit(() -> removeContainer(cleanup));
+        }
+        shipRest(r); // the whole log is in before the exit is reported
+        if (code == null) {
+            log("task %s: gone without an exit status (killed with its wrapper, or the host restarted)", key);
+            if (r.reportExit) {
+                report(key, "LOST", null, null);
+            }
+            return;
+        }
+        log("task %s: exited with code %d", key, code);
+        if (r.reportExit) {
+            report(key, "EXITED", code, r.process.logTail(40, 8000));
+        }
+    }
+
+    /** Removes a task's container (its client may have been SIGKILLed, leaving it running); best effort. */
+    private static void removeContainer(List<String> command) {
+        try {
+            new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start()
+                    .waitFor(60, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            log("removing a container: %s", e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Every second: the new output of each running task goes to placement (in the reporter's order, after its STARTED). */
+    private void shipLogs() {
+        for (Running r : running.values()) {
+            if (r.logs.queued.compareAndSet(false, true)) {
+                reporter.submit(() -> {
+                    r.logs.queued.set(false);
+                    shipQuietly(r, 8);
+                });
+            }
+        }
+    }
+
+    /** The rest of an ended task's log, before its exit is reported. */
+    private void shipRest(Running r) {
+        reporter.submit(() -> {
+            for (int attempt = 0; attempt < 5 && !shuttingDown; attempt++) {
+                if (shipQuietly(r, Integer.MAX_VALUE)) {
+                    return;
+                }
+                try {
+                    Thread.sleep(500L << attempt);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            log("task %s: the end of its log could not be shipped (it stays in %s)", r.assignment.key(), r.process.logFile());
+        });
+    }
+
+    /** True when the whole log went out. */
+    private boolean shipQuietly(Running r, int maxChunks) {
+        try {
+            return r.logs.ship((offset, data, length) -> client.shipLog(r.assignment.key(), offset, data, length), maxChunks);
+        } catch (GantryClient.CallFailed e) {
+            if (e.status / 100 == 4 && e.status != 429 && e.status != 401) {
+                return true; // refused for good (the attempt ended before its first chunk came): nothing to retry
+            }
+            log("task %s: shipping its log: %s", r.assignment.key(), e.getMessage());
+            return false;
+        } catch (IOException | RuntimeException e) {
+            log("task %s: shipping its log: %s", r.assignment.key(), e.getMessage());
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -367,28 +521,34 @@ public final class NodeAgent {
     }
 
     /**
-     * Process groups a previous run of this agent left (it was killed without stopping its tasks):
-     * killed, if the process still carries the job's id in its environment (a pid reused by
-     * something else is left alone). Placement hears of them as lost when their assignments come.
+     * Tasks a previous run of this agent left (it was killed, or crashed, while they ran: they run in
+     * sessions of their own and outlive it): each is taken over when placement still assigns it (its
+     * exit, read from the exit file its wrapper writes, is reported as usual; one that vanished
+     * without an exit file is reported lost), and stopped otherwise. A pid reused by another process
+     * since is told apart by its start time.
      */
-    private void killOrphans() {
-        Path pids = config.workDir().resolve("pids");
-        if (!Files.isDirectory(pids)) {
+    private void findLeftTasks() {
+        Path dir = config.workDir().resolve("tasks");
+        if (!Files.isDirectory(dir)) {
             return;
         }
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(pids)) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.json")) {
             for (Path file : files) {
-                String[] content = Files.readString(file).strip().split(" ");
-                long pgid = Long.parseLong(content[0]);
-                Path environ = Path.of("/proc", String.valueOf(pgid), "environ");
-                if (content.length > 1 && Files.isReadable(environ)
-                        && new String(Files.readAllBytes(environ), StandardCharsets.UTF_8).contains("GANTRY_JOB_ID=" + content[1])) {
-                    log("killing process group %d left by a previous run (job %s)", pgid, content[1]);
-                    TaskProcess.signalGroup(pgid, "KILL");
+                try {
+                    var state = GantryClient.JSON.readTree(file.toFile());
+                    Assignment.Key key = new Assignment.Key(java.util.UUID.fromString(state.path("jobId").asText()),
+                            state.path("attempt").asLong(), state.path("task").asText());
+                    TaskProcess process = TaskProcess.adopt(state.path("pid").asLong(), state.path("startTicks").asLong(),
+                            Path.of(state.path("log").asText()), Path.of(state.path("exitFile").asText()));
+                    left.put(key, new Left(key, process, file));
+                    log("task %s: left by a previous run (pid %d, %s)", key, process.pid(),
+                            process.exit().isDone() ? "ended" : "still running");
+                } catch (IOException | RuntimeException e) {
+                    log("unreadable task state %s, ignored: %s", file, e.getMessage());
+                    Files.deleteIfExists(file);
                 }
-                Files.deleteIfExists(file);
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             log("looking for tasks of a previous run: %s", e.getMessage());
         }
     }
@@ -397,13 +557,14 @@ public final class NodeAgent {
     void shutdown() {
         shuttingDown = true;
         heartbeats.shutdownNow();
+        logTicks.shutdownNow();
         for (Running r : running.values()) {
             r.reportExit = false;
             try {
                 r.process.stop(r.assignment.grace(config.defaultGrace()));
-                Files.deleteIfExists(r.pidFile);
+                Files.deleteIfExists(r.stateFile); // stopped on purpose: the next run has nothing to take over
             } catch (InterruptedException | IOException e) {
-                // best effort: the next start kills what is left through the pid file
+                // best effort: the next start finds the state file and settles it
             }
         }
         log("stopped");

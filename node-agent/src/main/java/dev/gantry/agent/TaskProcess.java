@@ -5,19 +5,27 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One task running as a process of its own process group (started through {@code setsid}, so the
- * group's id is the process's pid and everything the task forks belongs to it), with stdout and
- * stderr together in one log file. Stopping sends SIGTERM to the whole group, waits the grace
- * period, then SIGKILLs the group. The exit code is the process's, 128 + the signal's number when a
- * signal ended it.
+ * One task running in a session and process group of its own, so it outlives the agent that
+ * started it and a restarted agent can take it over ({@link #adopt}). It runs under a small
+ * {@code sh} wrapper that leads the group (pgid = the wrapper's pid), runs the command, and writes
+ * the command's exit status to an exit file when it ends: a restarted agent reads the exit of a task
+ * that ended while no agent watched. The wrapper catches SIGTERM (a handler, not "ignore": handlers
+ * are not inherited through exec, so the task gets SIGTERM as usual) so that it outlives its task
+ * and writes its status. Stdout and stderr together go to one log file (the file descriptors are the
+ * task's own, so nothing is lost while no agent runs). Stopping sends SIGTERM to the whole group,
+ * waits the grace period, then SIGKILLs the group. The exit code is the command's, 128 + the
+ * signal's number when a signal ended it.
  */
 public final class TaskProcess {
 
@@ -25,26 +33,47 @@ public final class TaskProcess {
     public record Spec(List<String> command, Map<String, String> env, Path workingDir, Path logFile) {
     }
 
-    private final Process process;
+    /** Runs the command (its arguments after the exit file's name), then writes its status to the exit file, atomically. */
+    static final String WRAPPER = "trap : TERM INT HUP; f=$1; shift; \"$@\"; s=$?; echo $s > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\"; exit $s";
+
+    private static final ScheduledExecutorService WATCHER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "agent-adopted-tasks");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final long pid;
+    private final long startTicks;
+    private final Process process; // null for an adopted task (another agent process started it)
     private final Path logFile;
+    private final Path exitFile;
     private final CompletableFuture<Integer> exit;
     private volatile boolean stopRequested;
 
-    private TaskProcess(Process process, Path logFile) {
+    private TaskProcess(long pid, long startTicks, Process process, Path logFile, Path exitFile, CompletableFuture<Integer> exit) {
+        this.pid = pid;
+        this.startTicks = startTicks;
         this.process = process;
         this.logFile = logFile;
-        this.exit = process.onExit().thenApply(Process::exitValue);
+        this.exitFile = exitFile;
+        this.exit = exit;
     }
 
-    /** Starts the task; its log file and working directory are created if missing. */
+    /** Starts the task (its status goes to {@code <log file>.exit}); its log file and working directory are created if missing. */
     public static TaskProcess start(Spec spec) throws IOException {
+        return start(spec, Path.of(spec.logFile() + ".exit"));
+    }
+
+    /** Starts the task; the wrapper writes its exit status to {@code exitFile}. */
+    public static TaskProcess start(Spec spec, Path exitFile) throws IOException {
         if (spec.command().isEmpty()) {
             throw new IOException("the task has no command");
         }
         Files.createDirectories(spec.workingDir());
         Files.createDirectories(spec.logFile().getParent());
-        List<String> argv = new ArrayList<>();
-        argv.add("setsid"); // a new session and process group, led by the task: pgid = its pid
+        Files.createDirectories(exitFile.getParent());
+        Files.deleteIfExists(exitFile);
+        List<String> argv = new ArrayList<>(List.of("setsid", "sh", "-c", WRAPPER, "gantry-task", exitFile.toString()));
         argv.addAll(spec.command());
         ProcessBuilder builder = new ProcessBuilder(argv)
                 .directory(spec.workingDir().toFile())
@@ -52,19 +81,67 @@ public final class TaskProcess {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(spec.logFile().toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         builder.environment().putAll(spec.env());
-        return new TaskProcess(builder.start(), spec.logFile());
+        Process process = builder.start();
+        long ticks = startTicks(process.pid());
+        // the wrapper's status file when it wrote one; else the wrapper itself was killed (SIGKILL to the group)
+        CompletableFuture<Integer> exit = process.onExit().thenApply(p -> {
+            Integer written = readExitFile(exitFile);
+            return written != null ? written : p.exitValue();
+        });
+        return new TaskProcess(process.pid(), ticks, process, spec.logFile(), exitFile, exit);
     }
 
-    /** The process (and process group) id. */
+    /**
+     * Takes over a task a previous run of the agent started: {@code pid} and {@code startTicks} as
+     * recorded then. Its exit completes with the exit file's status, or with null when the task is
+     * gone without one (it was killed with its wrapper, or the machine restarted): lost.
+     */
+    public static TaskProcess adopt(long pid, long startTicks, Path logFile, Path exitFile) {
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
+        TaskProcess adopted = new TaskProcess(pid, startTicks, null, logFile, exitFile, exit);
+        Runnable check = new Runnable() {
+            @Override
+            public void run() {
+                Integer written = readExitFile(exitFile);
+                if (written != null || !adopted.alive()) {
+                    exit.complete(written != null ? written : readExitFile(exitFile));
+                } else {
+                    WATCHER.schedule(this, 200, TimeUnit.MILLISECONDS);
+                }
+            }
+        };
+        check.run();
+        return adopted;
+    }
+
+    /** The wrapper's (and the process group's) id. */
     public long pid() {
-        return process.pid();
+        return pid;
     }
 
+    /** When the wrapper started, in clock ticks after boot ({@code /proc/<pid>/stat}): with the pid, names the process for good. */
+    public long startTicks() {
+        return startTicks;
+    }
+
+    public Path exitFile() {
+        return exitFile;
+    }
+
+    public Path logFile() {
+        return logFile;
+    }
+
+    /** Whether the wrapper still runs (neither gone, nor a zombie, nor a later process that reuses its pid). */
     public boolean alive() {
-        return process.isAlive();
+        if (process != null) {
+            return process.isAlive();
+        }
+        String[] stat = stat(pid);
+        return stat != null && !"Z".equals(stat[0]) && Long.parseLong(stat[19]) == startTicks;
     }
 
-    /** Completes with the exit code when the process ends. */
+    /** Completes with the exit code when the task ends; with null for an adopted task that vanished without one. */
     public CompletableFuture<Integer> exit() {
         return exit;
     }
@@ -76,22 +153,38 @@ public final class TaskProcess {
 
     /**
      * SIGTERM to the task's process group, then SIGKILL to the group if the task has not ended after
-     * {@code grace}. Returns the exit code. Safe to call more than once.
+     * {@code grace}. Returns the exit code (null: an adopted task that left none). Safe to call more than once.
      */
-    public int stop(Duration grace) throws InterruptedException {
+    public Integer stop(Duration grace) throws InterruptedException {
         stopRequested = true;
-        if (process.isAlive()) {
-            if (!signalGroup(pid(), "TERM")) {
+        if (alive()) {
+            if (!signalGroup(pid, "TERM") && process != null) {
                 process.destroy(); // no group to signal (it cannot be, but never wait on a task nothing was sent to)
             }
-            if (!process.waitFor(Math.max(0, grace.toMillis()), TimeUnit.MILLISECONDS) && !signalGroup(pid(), "KILL")) {
+            if (!awaitExit(grace) && alive() && !signalGroup(pid, "KILL") && process != null) {
                 process.destroyForcibly();
             }
         }
-        process.waitFor();
+        Integer code;
+        try {
+            code = exit.get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            code = null;
+        }
         // the leader is gone; anything left of its group (a child that ignored TERM) goes too
-        signalGroup(pid(), "KILL");
-        return process.exitValue();
+        signalGroup(pid, "KILL");
+        return code;
+    }
+
+    private boolean awaitExit(Duration grace) throws InterruptedException {
+        try {
+            exit.get(Math.max(0, grace.toMillis()), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true;
+        }
     }
 
     /** Sends a signal to a whole process group; false when there was none to signal. */
@@ -106,6 +199,37 @@ public final class TaskProcess {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /** The fields of {@code /proc/<pid>/stat} after the command's name (state first), or null when there is no such process. */
+    static String[] stat(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** A process's start time in clock ticks after boot; -1 when it is gone. */
+    static long startTicks(long pid) {
+        String[] stat = stat(pid);
+        return stat == null ? -1 : Long.parseLong(stat[19]);
+    }
+
+    static Integer readExitFile(Path exitFile) {
+        try {
+            return Integer.valueOf(Files.readString(exitFile).strip());
+        } catch (IOException | NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** Writes {@code text} to {@code file} whole or not at all. */
+    static void writeAtomically(Path file, String text) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, text, StandardCharsets.UTF_8);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     /** The last {@code lines} lines of the log, at most {@code maxChars} characters. */

@@ -51,6 +51,19 @@ class TaskProcessTest {
     }
 
     @Test
+    void theJobsEnvironmentIsUnderGantrysOwnAndTheTaskRunsInTheSpecsWorkingDirectory() throws Exception {
+        Assignment base = assignment(List.of(3), 0, 1);
+        Assignment withEnv = new Assignment(base.jobId(), "train", 1L, "worker-0", "worker", List.of("x"), List.of(3), null, 0, 0, 0, 1, 0,
+                1, 0, 1, "a", 1, false, null, false, 0, null, null, null, dir.toString(), Map.of("EPOCHS", "90", "RANK", "7"));
+        Map<String, String> env = withEnv.environment(dir.resolve("ckpt"));
+        assertThat(env).containsEntry("EPOCHS", "90").containsEntry("RANK", "0").containsEntry("CUDA_VISIBLE_DEVICES", "3");
+        TaskProcess p = TaskProcess.start(new TaskProcess.Spec(List.of("sh", "-c", "echo \"$EPOCHS $(pwd)\""), env,
+                Path.of(withEnv.workingDir()), dir.resolve("logs/task.log")));
+        assertThat(p.exit().get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(Files.readString(dir.resolve("logs/task.log")).strip()).isEqualTo("90 " + dir.toRealPath());
+    }
+
+    @Test
     void aTaskWithoutGpusSeesNone() {
         Map<String, String> env = assignment(List.of(), 0, 1).environment(dir);
         assertThat(env).containsEntry("CUDA_VISIBLE_DEVICES", "").containsEntry("NVIDIA_VISIBLE_DEVICES", "void");
@@ -102,6 +115,52 @@ class TaskProcessTest {
         assertThat(code).as("killed by SIGKILL: 128 + 9").isEqualTo(137);
         assertThat(took).isBetween(Duration.ofMillis(1400), Duration.ofSeconds(10));
         awaitGone(child);
+    }
+
+    @Test
+    void theWrapperWritesTheTasksExitStatusForAnAgentThatWasNotThere() throws Exception {
+        TaskProcess p = TaskProcess.start(spec("echo working; exit 7", Map.of()), dir.resolve("state/task.exit"));
+        assertThat(p.exit().get(10, TimeUnit.SECONDS)).isEqualTo(7);
+        assertThat(Files.readString(dir.resolve("state/task.exit")).strip()).isEqualTo("7");
+        assertThat(Files.readString(dir.resolve("logs/task.log"))).isEqualTo("working\n"); // the wrapper itself prints nothing
+    }
+
+    @Test
+    void anAdoptedTaskIsFollowedToItsExitStatusAndStoppedThroughItsGroup() throws Exception {
+        TaskProcess started = TaskProcess.start(spec("echo ready; while [ ! -f go ]; do sleep 0.05; done; exit 4", Map.of()));
+        awaitLog("ready");
+        // another agent process takes it over by pid and start time
+        TaskProcess adopted = TaskProcess.adopt(started.pid(), started.startTicks(), dir.resolve("logs/task.log"), started.exitFile());
+        assertThat(adopted.alive()).isTrue();
+        assertThat(adopted.exit()).isNotDone();
+        Files.writeString(dir.resolve("work/go"), "");
+        assertThat(adopted.exit().get(10, TimeUnit.SECONDS)).isEqualTo(4);
+
+        TaskProcess sleeper = TaskProcess.start(spec("trap 'echo saving; exit 0' TERM; echo ready2; while true; do sleep 0.05; done", Map.of()),
+                dir.resolve("state/sleeper.exit"));
+        awaitLog("ready2");
+        TaskProcess again = TaskProcess.adopt(sleeper.pid(), sleeper.startTicks(), dir.resolve("logs/task.log"), sleeper.exitFile());
+        assertThat(again.stop(Duration.ofSeconds(10))).isZero();
+        assertThat(Files.readString(dir.resolve("logs/task.log"))).contains("saving");
+    }
+
+    @Test
+    void anAdoptedTaskThatVanishedWithoutAnExitStatusIsLostAndAReusedPidIsNotTaken() throws Exception {
+        TaskProcess p = TaskProcess.start(spec("echo ready; sleep 300", Map.of()));
+        awaitLog("ready");
+        TaskProcess adopted = TaskProcess.adopt(p.pid(), p.startTicks(), dir.resolve("logs/task.log"), p.exitFile());
+        TaskProcess.signalGroup(p.pid(), "KILL"); // the wrapper dies with its task: no exit file
+        assertThat(adopted.exit().get(10, TimeUnit.SECONDS)).isNull();
+        // a live pid with another start time is some other process
+        TaskProcess other = TaskProcess.start(spec("echo ready3; sleep 300", Map.of()), dir.resolve("state/other.exit"));
+        try {
+            awaitLog("ready3");
+            TaskProcess wrong = TaskProcess.adopt(other.pid(), other.startTicks() - 1, dir.resolve("logs/task.log"), other.exitFile());
+            assertThat(wrong.alive()).isFalse();
+            assertThat(wrong.exit().get(5, TimeUnit.SECONDS)).isNull();
+        } finally {
+            other.stop(Duration.ZERO);
+        }
     }
 
     private void awaitLog(String text) throws Exception {

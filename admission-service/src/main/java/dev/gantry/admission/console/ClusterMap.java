@@ -36,7 +36,7 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
      * @param reason  why placement quarantined the node, null when it did not
      */
     public record NodeCell(String name, String model, int gpus, String status, String statusText, List<Island> islands,
-            String usedText, String reason) {
+            String usedText, String reason, boolean simulated) {
 
         public boolean usable() {
             return status.equals("ready");
@@ -173,7 +173,8 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
         long held = used.values().stream().flatMap(List::stream).mapToLong(Slice::milli).sum();
         return new NodeCell(node.name(), model(node), node.gpus(), status, text, islands,
                 gpus(held) + " of " + node.gpus() + " GPUs in use",
-                node.quarantine() == null ? null : "quarantined by placement since " + node.quarantine().since() + ": " + node.quarantine().reason());
+                node.quarantine() == null ? null : "quarantined by placement since " + node.quarantine().since() + ": " + node.quarantine().reason(),
+                node.simulated());
     }
 
     private static GpuCell gpu(int index, Map<Integer, List<Slice>> used) {

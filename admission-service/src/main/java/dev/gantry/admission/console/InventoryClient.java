@@ -20,7 +20,7 @@ public interface InventoryClient {
     /** Only what the heat map needs; the inventory's other fields are ignored, so it may grow. */
     @JsonIgnoreProperties(ignoreUnknown = true)
     record Node(String name, String gpuModel, int gpus, List<List<Integer>> nvlinkIslands, boolean gpuSharing,
-            Topology topology, boolean schedulable, boolean cordoned, String health, Quarantine quarantine) {
+            Topology topology, boolean schedulable, boolean cordoned, String health, Quarantine quarantine, boolean simulated) {
     }
 
     /** Why placement left the node out of scheduling (inventory asks placement); null: not quarantined. */

@@ -41,4 +41,21 @@ public interface PlacementClient {
     @GET
     @Path("/start-forecasts")
     Uni<StartForecastPage> startForecasts(@QueryParam("job") List<String> jobs);
+
+    /** One task's output from {@code from} to {@code next} (bytes of its log); {@code end}: all shipped so far. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record TaskLog(String task, String node, long from, long next, long end, long dropped, String text) {
+    }
+
+    /** The output of one attempt of a job ({@code attempts}: every attempt with output, oldest first). */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record JobLog(UUID jobId, Long attempt, List<Long> attempts, List<TaskLog> tasks) {
+    }
+
+    /** What the node agents shipped of a job's tasks' output (issue 21). */
+    @GET
+    @Path("/task-logs/{jobId}")
+    Uni<JobLog> taskLogs(@jakarta.ws.rs.PathParam("jobId") UUID jobId, @jakarta.ws.rs.QueryParam("attempt") Long attempt,
+            @jakarta.ws.rs.QueryParam("task") String task, @jakarta.ws.rs.QueryParam("offset") long offset,
+            @jakarta.ws.rs.QueryParam("limit") int limit);
 }

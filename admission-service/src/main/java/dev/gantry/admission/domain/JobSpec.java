@@ -171,6 +171,7 @@ public record JobSpec(
             if (group.memoryMiB() < 0) {
                 errors.add(new FieldViolation(at + ".memoryMiB", "must be 0 or more"));
             }
+            TaskEnvironment.check(errors, at, group.workingDir(), group.env());
         }
         if (totalReplicas() > MAX_PODS) {
             errors.add(new FieldViolation("taskGroups", "a job has at most " + MAX_PODS + " pods, this one has " + totalReplicas()));

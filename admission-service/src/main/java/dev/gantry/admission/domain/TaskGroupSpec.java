@@ -1,14 +1,22 @@
 package dev.gantry.admission.domain;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * One kind of pod in a job: {@code replicas} identical pods, each with {@code gpusPerReplica} whole
  * GPUs, or a {@code gpuMilli} share of one GPU (then {@code gpusPerReplica} is 1), and what the pod
- * runs ({@code image}, {@code command}) once placed.
+ * runs ({@code image}, {@code command}; on a node agent also where, {@code workingDir}, and with
+ * what environment, {@code env}) once placed.
  */
 public record TaskGroupSpec(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
-        String image, List<String> command) {
+        String image, List<String> command, String workingDir, Map<String, String> env) {
+
+    /** Without working directory and environment. */
+    public TaskGroupSpec(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
+            String image, List<String> command) {
+        this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, image, command, null, null);
+    }
 
     public int gpus() {
         return replicas * gpusPerReplica;

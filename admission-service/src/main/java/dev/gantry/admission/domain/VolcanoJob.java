@@ -68,8 +68,18 @@ public final class VolcanoJob {
             List<String> command = new ArrayList<>();
             container.path("command").forEach(c -> command.add(c.asText()));
             container.path("args").forEach(a -> command.add(a.asText()));
+            Map<String, String> env = new LinkedHashMap<>();
+            JsonNode envList = container.path("env");
+            for (int e = 0; e < envList.size(); e++) {
+                JsonNode var = envList.get(e);
+                if (var.has("valueFrom")) {
+                    errors.add(new FieldViolation(at + ".template.spec.containers[0].env[" + e + "].valueFrom",
+                            "is not supported: give the value itself"));
+                }
+                env.put(var.path("name").asText(""), var.path("value").asText(""));
+            }
             groups.add(new TaskGroupSpec(task.path("name").asText(null), task.path("replicas").asInt(1), gpus, null, cpu, memory,
-                    container.path("image").asText(null), command));
+                    container.path("image").asText(null), command, container.path("workingDir").asText(null), env.isEmpty() ? null : env));
             podSpec.path("nodeSelector").fields().forEachRemaining(e -> nodeSelector.put(e.getKey(), e.getValue().asText()));
             podSpec.path("tolerations").forEach(t -> tolerations.add(new Toleration(t.path("key").asText(null),
                     t.hasNonNull("value") ? t.get("value").asText() : null)));

@@ -147,7 +147,8 @@ public class JobGrpcService implements JobService {
                 job.getTaskGroupsList().stream()
                         .map(g -> new TaskGroupSpec(g.getName(), g.getReplicas(), g.getGpusPerReplica(),
                                 g.hasGpuMilli() ? g.getGpuMilli() : null, g.getCpuMillis(), g.getMemoryMib(),
-                                g.getImage().isEmpty() ? null : g.getImage(), g.getCommandList()))
+                                g.getImage().isEmpty() ? null : g.getImage(), g.getCommandList(),
+                                g.getWorkingDir().isEmpty() ? null : g.getWorkingDir(), g.getEnvMap()))
                         .toList(),
                 job.getGpuModelsList(), job.hasGpuTopology() ? job.getGpuTopology() : null, network, job.getRequireInfiniband(),
                 job.getNodeSelectorMap(),

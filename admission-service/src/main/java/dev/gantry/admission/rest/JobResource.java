@@ -53,10 +53,13 @@ public class JobResource {
     private final RequestLimits limits;
     private final OpenStreams streams;
     private final StartTimes startTimes;
+    private final JobLogs logs;
 
-    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams, StartTimes startTimes) {
+    public JobResource(JobAdmission admission, Callers callers, RequestLimits limits, OpenStreams streams, StartTimes startTimes,
+            JobLogs logs) {
         this.streams = streams;
         this.startTimes = startTimes;
+        this.logs = logs;
         this.admission = admission;
         this.callers = callers;
         this.limits = limits;
@@ -122,6 +125,19 @@ public class JobResource {
     @Path("/{id}/history")
     public Uni<List<JobHistoryStep>> history(@PathParam("id") UUID id) {
         return admission.history(id, callers.current()).map(steps -> steps.stream().map(JobHistoryStep::of).toList());
+    }
+
+    /**
+     * The output of the job's tasks that ran on node agents: the latest attempt unless {@code attempt}
+     * names one, every task unless {@code task} names one; from byte {@code offset} of that task's log
+     * (with {@code task}), at most {@code limit} bytes a task. {@code next} is where to read on from.
+     */
+    @GET
+    @Path("/{id}/logs")
+    public Uni<dev.gantry.admission.console.PlacementClient.JobLog> logs(@PathParam("id") UUID id, @QueryParam("task") String task,
+            @QueryParam("attempt") Long attempt, @QueryParam("offset") @DefaultValue("0") long offset,
+            @QueryParam("limit") @DefaultValue("65536") int limit) {
+        return logs.read(id, callers.current(), attempt, task, offset, limit);
     }
 
     @DELETE

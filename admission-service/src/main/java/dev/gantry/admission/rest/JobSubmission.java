@@ -49,14 +49,16 @@ public record JobSubmission(
             @PositiveOrZero long cpuMillis,
             @PositiveOrZero long memoryMiB,
             @Size(max = 1024) String image,
-            List<String> command) {
+            List<String> command,
+            String workingDir,
+            Map<String, String> env) {
     }
 
     public JobSpec toSpec() {
         return new JobSpec(name, queue, team, priorityClassName, priority == null ? 0 : priority, minAvailable,
                 taskGroups.stream()
                         .map(g -> new TaskGroupSpec(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(),
-                                g.memoryMiB(), g.image(), g.command() == null ? List.of() : g.command()))
+                                g.memoryMiB(), g.image(), g.command() == null ? List.of() : g.command(), g.workingDir(), g.env()))
                         .toList(),
                 gpuModels, gpuTopology, network, Boolean.TRUE.equals(requireInfiniBand), nodeSelector, tolerations,
                 preemptible == null || preemptible, Boolean.TRUE.equals(checkpointable), checkpointGraceSeconds,

@@ -40,6 +40,12 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
               "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "READY", "cordoned": false,
               "quarantine": {"reason": "gpus: 4 is fewer than the 7 GPUs allocated on it", "since": "2026-12-05T12:00:00Z"}}
             """;
+    /** A node whose agent declared simulated GPUs (bin/gantry up on a machine without nvidia-smi). */
+    static final String SIMULATED_NODE = """
+            ,{"name": "laptop-sim-0", "gpuModel": "A100-SXM4-80GB", "gpus": 8, "nvlinkIslands": [[0,1,2,3,4,5,6,7]],
+              "topology": {"zone": "z1", "spine": "sp2", "leaf": "lf3"}, "schedulable": true, "health": "READY", "cordoned": false,
+              "source": "AGENT", "simulated": true}
+            """;
     static final String QUEUES = """
             [{"name": "normal", "parent": null, "weight": 1, "state": "OPEN"}, {"name": "urgent", "parent": null, "weight": 2}]
             """;
@@ -52,6 +58,13 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
     public static volatile boolean placementDown;
     /** The query strings placement's start-forecasts were asked with, newest last. */
     public static final List<String> FORECAST_QUERIES = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** What placement answers for a job's task output (the job id goes in). */
+    static final String TASK_LOG = """
+            {"jobId": "%s", "attempt": 1765000000000, "attempts": [1765000000000],
+             "tasks": [{"task": "worker-0", "node": "dgx-01", "from": 0, "next": 17, "end": 17, "dropped": 0, "text": "rank=0 world=2\\n"}]}
+            """;
+    /** The task-log reads placement was asked for (path and query), oldest first. */
+    static final List<String> TASK_LOG_CALLS = new java.util.concurrent.CopyOnWriteArrayList<>();
     static volatile boolean inventoryDown;
     /** Nodes appended to the last page (JSON, each starting with a comma). */
     static volatile String extraNodes = "";
@@ -78,9 +91,14 @@ public class ConsoleServicesStub implements QuarkusTestResourceLifecycleManager 
             if (placementDown) {
                 return new Answer(500, "{\"status\": 500}");
             }
-            if (exchange.getRequestURI().getPath().equals("/v1/start-forecasts")) {
+            String path = exchange.getRequestURI().getPath();
+            if (path.equals("/v1/start-forecasts")) {
                 FORECAST_QUERIES.add(String.valueOf(exchange.getRequestURI().getQuery()));
                 return new Answer(200, startForecasts);
+            }
+            if (path.startsWith("/v1/task-logs/")) {
+                TASK_LOG_CALLS.add(path + "?" + exchange.getRequestURI().getQuery());
+                return new Answer(200, TASK_LOG.formatted(path.substring("/v1/task-logs/".length())));
             }
             return new Answer(200, allocations);
         });

@@ -242,6 +242,17 @@ class ConsoleTest {
     }
 
     @Test
+    void aNodeWithSimulatedGpusIsMarkedSimulated() {
+        ConsoleServicesStub.extraNodes = ConsoleServicesStub.SIMULATED_NODE;
+        String html = page("/cluster", token("alice", "vision"));
+        assertThat(html).contains("aria-label=\"Node laptop-sim-0, A100-SXM4-80GB (simulated GPUs), ")
+                .containsPattern("<h5>laptop-sim-0 <span class=\"badge simulated\" title=\"[^\"]+\">simulated</span></h5>")
+                .contains("<p class=\"model\">A100-SXM4-80GB (simulated) · ");
+        // a node with real GPUs says nothing of the kind
+        assertThat(html).doesNotContain("Node dgx-01, A100-SXM4-80GB (simulated");
+    }
+
+    @Test
     void aServiceThatDoesNotAnswerIsSaidSoAndThePageStillRenders() {
         ConsoleServicesStub.inventoryDown = true;
         assertThat(page("/cluster", token("alice", "vision"))).contains("node-inventory-service did not answer").contains("0 nodes");

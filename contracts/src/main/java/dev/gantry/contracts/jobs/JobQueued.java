@@ -52,14 +52,25 @@ public record JobQueued(
 
     /**
      * {@code image} and {@code command}: what the kubernetes binder runs in each pod of the group
-     * (null for jobs whose pods the user creates, and in standalone mode).
+     * (null for jobs whose pods the user creates, and in standalone mode); {@code workingDir} and
+     * {@code env}: where and with what environment a node agent runs each task (null: its defaults;
+     * left out of the JSON then, so the event is what it was before these fields).
      */
     public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
-            String image, List<String> command) {
+            String image, List<String> command,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String workingDir,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+            Map<String, String> env) {
 
         /** Without image and command (planning needs neither). */
         public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
             this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, null, null);
+        }
+
+        /** Without working directory and environment: what producers before those fields sent. */
+        public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
+                String image, List<String> command) {
+            this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, image, command, null, null);
         }
     }
 

@@ -43,7 +43,8 @@ public class AgentAssignments {
     public record Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command,
             List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank,
             int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable,
-            Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode) {
+            Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode, String image,
+            String workingDir, Map<String, String> env) {
     }
 
     /** The node's assignments and a fingerprint of them: a long poll answers when it changes. */
@@ -99,7 +100,8 @@ public class AgentAssignments {
                     gang.indexOf(mine), gang.size(), local.indexOf(mine), local.size(), nodeRanks.get(mine.node), nodeRanks.size(),
                     addressOf(first.node, nodeRows.get(first.node)), masterPort(mine.jobId), spec.checkpointable(),
                     spec.checkpointGraceSeconds(), stop, grace,
-                    report == null ? null : report.state, report == null ? null : report.exitCode));
+                    report == null ? null : report.state, report == null ? null : report.exitCode,
+                    group == null ? null : group.image(), group == null ? null : group.workingDir(), group == null ? null : group.env()));
         }
         out.sort(Comparator.comparing((Assignment a) -> a.jobId().toString()).thenComparing(Assignment::task));
         return new Assignments(node, fingerprint(out), out);

@@ -103,8 +103,13 @@ public class AgentReports {
         Uni<?> stored = row != null ? Uni.createFrom().item(row) : exited.persist();
         LOG.infof("job %s task %s on %s exited with code %d", job.jobId, task.task, task.node, exitCode);
         if (job.evictingUntil != null) {
-            // preempted: its exit is the end of its grace period's work; the preemption requeues it
-            return stored.replaceWith(new Outcome(true, "exited while being preempted"));
+            // stopped with grace (preempted): its exit is the end of its grace period's work, not a failure; once every
+            // agent-run task has exited the job goes back in line at once, its GPUs free before the deadline
+            return stored.chain(() -> Panache.getSession()).chain(session -> session.flush())
+                    .chain(() -> allAgentTasksExited(job, task, gang, false))
+                    .chain(all -> !all ? Uni.createFrom().item(new Outcome(true, "exited while being stopped with grace"))
+                            : requeue.requeue(job, null, job.evictReason == null ? "preempted" : job.evictReason)
+                                    .replaceWith(new Outcome(true, "exited while being stopped with grace; job requeued")));
         }
         if (exitCode != 0) {
             String reason = "task " + task.task + " on node " + task.node + " exited with code " + exitCode
@@ -113,20 +118,24 @@ public class AgentReports {
                     .replaceWith(new Outcome(true, "job failed"));
         }
         return stored.chain(() -> Panache.getSession()).chain(session -> session.flush())
-                .chain(() -> NodeRecord.<NodeRecord>list("name in ?1", gang.stream().map(a -> a.node).collect(Collectors.toSet())))
+                .chain(() -> allAgentTasksExited(job, task, gang, true))
+                .chain(all -> !all ? Uni.createFrom().item(new Outcome(true, "exited; waiting for the other tasks"))
+                        : executor.release(job.jobId, Subjects.PLACEMENTS_COMPLETED, "completed", 0)
+                                .replaceWith(new Outcome(true, "job completed")));
+    }
+
+    /** Whether every task of the attempt on an agent's node (and {@code task}'s) has exited (with 0 when {@code zeroOnly}). */
+    private static Uni<Boolean> allAgentTasksExited(RunningJobRecord job, Allocation task, List<Allocation> gang, boolean zeroOnly) {
+        return NodeRecord.<NodeRecord>list("name in ?1", gang.stream().map(a -> a.node).collect(Collectors.toSet()))
                 .chain(nodes -> AgentTask.<AgentTask>list("jobId = ?1 and attempt = ?2", job.jobId, AgentAssignments.attemptOf(job))
-                        .chain(reports -> {
+                        .map(reports -> {
                             Set<String> agentNodes = nodes.stream().filter(n -> NodeInfo.SOURCE_AGENT.equals(n.source))
                                     .map(n -> n.name).collect(Collectors.toSet());
-                            Set<String> succeeded = reports.stream()
-                                    .filter(r -> AgentTask.EXITED.equals(r.state) && Integer.valueOf(0).equals(r.exitCode))
+                            Set<String> exited = reports.stream()
+                                    .filter(r -> AgentTask.EXITED.equals(r.state) && (!zeroOnly || Integer.valueOf(0).equals(r.exitCode)))
                                     .map(r -> r.task).collect(Collectors.toSet());
-                            boolean all = gang.stream().filter(a -> agentNodes.contains(a.node) || a.node.equals(task.node))
-                                    .allMatch(a -> succeeded.contains(a.task));
-                            if (!all) {
-                                return Uni.createFrom().item(new Outcome(true, "exited; waiting for the other tasks"));
-                            }
-                            return executor.release(job.jobId, Subjects.PLACEMENTS_COMPLETED, "completed", 0).replaceWith(new Outcome(true, "job completed"));
+                            return gang.stream().filter(a -> agentNodes.contains(a.node) || a.node.equals(task.node))
+                                    .allMatch(a -> exited.contains(a.task));
                         }));
     }
 

@@ -42,12 +42,14 @@ public class AgentResource {
 
     private final AgentAssignments assignments;
     private final AgentReports reports;
+    private final AgentLogs logs;
     private final SecurityIdentity identity;
     private final Vertx vertx;
 
-    public AgentResource(AgentAssignments assignments, AgentReports reports, SecurityIdentity identity, Vertx vertx) {
+    public AgentResource(AgentAssignments assignments, AgentReports reports, AgentLogs logs, SecurityIdentity identity, Vertx vertx) {
         this.assignments = assignments;
         this.reports = reports;
+        this.logs = logs;
         this.identity = identity;
         this.vertx = vertx;
     }
@@ -124,6 +126,38 @@ public class AgentResource {
             throw InvalidRequestException.badRequest("exitCode", "must be 0..255 (a signal's death is 128 + its number)");
         }
         return reports.apply(report.jobId(), report.attempt(), report.task(), report.state(), report.exitCode(), report.logTail(),
+                node -> NodeScope.requireOwnNode(identity, node));
+    }
+
+    /** Bytes {@code [offset, offset + |data|)} of a task's log file; {@code data} in base64, at most 32 KiB decoded. */
+    public record LogChunk(
+            @NotNull UUID jobId,
+            @NotNull Long attempt,
+            @NotBlank @Size(max = 253) @Pattern(regexp = "[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?") String task,
+            @NotNull @jakarta.validation.constraints.PositiveOrZero Long offset,
+            @NotNull String data) {
+    }
+
+    /**
+     * A chunk of a task's output. The answer says whether it was taken and where the stream ends
+     * ({@code next}): a chunk that does not start there changes nothing, and the agent goes on from
+     * {@code next}.
+     */
+    @POST
+    @Path("/logs")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @RolesAllowed({GantryRoles.AGENT, GantryRoles.ADMIN})
+    public Uni<AgentLogs.Appended> log(@Valid @NotNull LogChunk chunk) {
+        byte[] bytes;
+        try {
+            bytes = java.util.Base64.getDecoder().decode(chunk.data());
+        } catch (IllegalArgumentException e) {
+            throw InvalidRequestException.badRequest("data", "is not base64");
+        }
+        if (bytes.length > AgentLogs.MAX_CHUNK_BYTES) {
+            throw InvalidRequestException.badRequest("data", "carries at most " + AgentLogs.MAX_CHUNK_BYTES + " bytes");
+        }
+        return logs.append(chunk.jobId(), chunk.attempt(), chunk.task(), chunk.offset(), bytes,
                 node -> NodeScope.requireOwnNode(identity, node));
     }
 }

@@ -27,7 +27,9 @@ import org.jboss.logging.Logger;
  * Records a plan's preemptions, each fenced transaction with its events in the outbox. A victim
  * placed again after an earlier preemption is protected for {@code gantry.placement.preemption.protection}
  * and is not touched. A checkpointable victim is told first ({@code placements.preempted}) and keeps
- * its GPUs for {@code gantry.placement.preemption.grace-period}; any other victim is released at once
+ * its GPUs for its grace period: the job's {@code checkpointGraceSeconds}, else
+ * {@code gantry.placement.preemption.grace-period} (node agents send its tasks SIGTERM at once and
+ * SIGKILL when the grace is over; pods get it as their termination grace); any other victim is released at once
  * and returns to the pending set with its original submission time. The pods are the
  * {@link GangLauncher}'s.
  */
@@ -135,19 +137,25 @@ public class PreemptionRecorder {
         return true;
     }
 
-    /** A checkpointable victim is told first and keeps its GPUs for the grace period. */
+    /** A checkpointable victim with a grace period is told first and keeps its GPUs for it. */
     private boolean tellsFirst(RunningJobRecord job) {
-        return gracePeriod.isPositive() && EventCodec.fromJson(job.spec, JobQueued.class).checkpointable();
+        JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
+        return spec.checkpointable() && graceOf(spec, gracePeriod).isPositive();
+    }
+
+    /** The victim's checkpoint grace: its own {@code checkpointGraceSeconds}, else {@code otherwise} (the configured default). */
+    public static Duration graceOf(JobQueued spec, Duration otherwise) {
+        return spec.checkpointGraceSeconds() != null ? Duration.ofSeconds(spec.checkpointGraceSeconds()) : otherwise;
     }
 
     /** Told first: the victim checkpoints while it still holds its GPUs. */
     private Preempted tell(RunningJobRecord job, String reason, Instant now, ClusterActuator.GangRef gang, PlanWrites writes) {
-        job.evictingUntil = now.plus(gracePeriod); // a managed row: updated when the session flushes
-        job.evictReason = reason;
-        String told = reason + " (checkpoint grace " + gracePeriod.toSeconds() + "s)";
+        Duration grace = graceOf(EventCodec.fromJson(job.spec, JobQueued.class), gracePeriod);
+        GracefulStop.begin(job, now, grace, reason); // a managed row: updated when the session flushes
+        String told = reason + " (checkpoint grace " + grace.toSeconds() + "s)";
         writes.event(Subjects.PLACEMENTS_PREEMPTED, job.jobId, new PlacementReleased(job.jobId, job.queue, told, job.evictingUntil));
         LOG.infof("job %s preempted, keeps its GPUs until %s: %s", job.jobId, job.evictingUntil, reason);
-        return new Preempted(true, gracePeriod, gang);
+        return new Preempted(true, grace, gang);
     }
 
     /** One more preemption on the job's record ({@code row}: the record so far, a managed row; null for a first). */

@@ -33,7 +33,7 @@ public class Requeue {
     }
 
     /** The event on {@code subject} (none when null: it went out already). */
-    Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
+    public Uni<Boolean> requeue(RunningJobRecord job, String subject, String reason) {
         PlanWrites writes = new PlanWrites();
         returnToPending(job, subject, reason, writes);
         boolean moving = job.migrationTargets != null;
