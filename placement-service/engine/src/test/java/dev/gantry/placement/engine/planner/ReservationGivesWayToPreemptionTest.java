@@ -1,0 +1,62 @@
+package dev.gantry.placement.engine.planner;
+
+import static dev.gantry.placement.engine.planner.ReservationFixtures.node;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.gantry.placement.engine.domain.PendingJob;
+import dev.gantry.placement.engine.domain.Placement;
+import dev.gantry.placement.engine.domain.Plan;
+import dev.gantry.placement.engine.domain.Preemption;
+import dev.gantry.placement.engine.domain.Queue;
+import dev.gantry.placement.engine.domain.RunningJob;
+import dev.gantry.placement.engine.domain.RunningTask;
+import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
+import dev.gantry.placement.engine.packing.WorkloadMix;
+import dev.gantry.placement.engine.validation.PlanValidator;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The live window plans inside EASY's reservation. A reservation is for work that must wait: a
+ * job the planner may place now by preempting a lower-priority job of its queue (as it would
+ * without reservations) must not be left waiting for the reservation at that job's estimated end,
+ * with the service's default profile (200 ms). Written while looking for why an e2e preemption
+ * with a real node agent did not happen (issue 21); this part of the composition is not the cause.
+ */
+class ReservationGivesWayToPreemptionTest {
+    private static final SolverProfile TEST = SolverProfile.FAST; // the service's default profile, 200 ms
+    private static final long NOW = 10_000;
+
+    private static Scenario scenario(boolean victimPreemptible) {
+        RunningJob low = new RunningJob("checkpointing", "team", 0, victimPreemptible, true, false, NOW - 120,
+                List.of(new RunningTask("w-0", "n1", List.of(0, 1, 2, 3, 4, 5, 6, 7), 1000, 1000, null)));
+        PendingJob urgent = new PendingJob("urgent", "team", 1000, NOW - 30, List.of(new TaskGroup("w", 1, 8, 1000, 1000, null)), 1, null, null,
+                null, false, null, null, true, true, 600L);
+        return new Scenario(Scenario.FORMAT, "reservation-vs-preemption", NOW, List.of(node("n1")),
+                List.of(new Queue("team", 1, 0, null, true, null)), List.of(low), List.of(urgent));
+    }
+
+    private static Plan windowPlan(Scenario sc) {
+        // the service's composition: timefold inside one EASY reservation, the running job estimated to end in an hour
+        Planner window = Planners.window("timefold", new WorkloadMix(), name -> NOW + 3600, 1);
+        Plan plan = window.plan(sc, TEST);
+        assertThat(PlanValidator.validate(sc, plan)).isEmpty();
+        return plan;
+    }
+
+    @Test
+    void theUrgentJobPreemptsTheLowPriorityOneRatherThanWaitForItsEnd() {
+        Plan plan = windowPlan(scenario(true));
+        assertThat(plan.preemptions()).extracting(Preemption::job).containsExactly("checkpointing");
+        assertThat(plan.placements()).extracting(Placement::job).containsExactly("urgent");
+    }
+
+    @Test
+    void whenNothingMayBePreemptedTheReservationStands() {
+        Plan plan = windowPlan(scenario(false));
+        assertThat(plan.preemptions()).isEmpty();
+        assertThat(plan.placements()).isEmpty();
+    }
+}
