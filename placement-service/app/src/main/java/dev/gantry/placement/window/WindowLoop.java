@@ -14,6 +14,7 @@ import dev.gantry.placement.engine.json.Violation;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
+import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.placement.engine.solver.SolverConfigs;
@@ -621,7 +622,11 @@ public class WindowLoop {
                 reservationsPerQueue);
         long solveStart = System.nanoTime();
         metrics.observePhase(step + "build", solveStart - buildStart);
-        Plan plan = composed.plan(scenario, profile);
+        // a move stops and restarts a job: only those that make room for this plan's placements are carried out
+        Plan plan = MovesThatMakeRoom.keep(scenario, composed.plan(scenario, profile));
+        if (plan.metadata().containsKey("movesDropped")) {
+            LOG.debugf("%s%s", step, plan.metadata().get("movesDropped"));
+        }
         if (plan.metadata().containsKey("reservation")) {
             LOG.debugf("%sreservation %s (%s reserved GPUs free now, %s jobs started in them)", step, plan.metadata().get("reservation"),
                     plan.metadata().get("reservedGpusFreeNow"), plan.metadata().get("startedInReservation"));

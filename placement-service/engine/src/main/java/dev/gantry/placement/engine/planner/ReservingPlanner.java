@@ -142,8 +142,8 @@ public final class ReservingPlanner implements Planner {
     /**
      * With migratable work running, the heads may fit now by moving it, which beats waiting for
      * their reservations: the wrapped planner is asked first, with half the time, on the real
-     * scenario (a reservation would hide the heads from it). Its plan when it places every head,
-     * else null (and the reservations are planned in the time left).
+     * scenario (a reservation would hide the heads from it). Its plan when it places a head by
+     * moving work, else null (and the reservations are planned in the time left).
      */
     private Plan placedByMoves(Scenario sc, List<EasyBackfill.Reservation> res, SolverProfile profile) {
         if (sc.running().stream().noneMatch(dev.gantry.placement.engine.domain.RunningJob::migratable)) {
@@ -152,8 +152,10 @@ public final class ReservingPlanner implements Planner {
         Plan direct = planner.plan(sc, profile.withTimeLimit(profile.spentLimit().dividedBy(2)));
         Set<String> placed = new java.util.HashSet<>();
         direct.placements().forEach(p -> placed.add(p.job()));
-        boolean all = res.stream().allMatch(r -> placed.contains(r.head()));
-        return all && !direct.migrations().isEmpty() ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving running work"))
+        // one head placed by moves is worth it: a head nothing can place (another queue's, an odd shape) must not
+        // keep the others waiting; the reservations are made again next window
+        boolean any = res.stream().anyMatch(r -> placed.contains(r.head()));
+        return any && !direct.migrations().isEmpty() ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving running work"))
                 : null;
     }
 
