@@ -51,7 +51,11 @@ class StartForecastTest {
     }
 
     private static EventEnvelope<JobQueued> wholeNode(UUID id, String name, long runtime) {
-        JobQueued job = new JobQueued(id, name, QUEUE, "fay", 100, Instant.now(), null,
+        return wholeNode(id, name, runtime, Instant.now());
+    }
+
+    private static EventEnvelope<JobQueued> wholeNode(UUID id, String name, long runtime, Instant submittedAt) {
+        JobQueued job = new JobQueued(id, name, QUEUE, "fay", 100, submittedAt, null,
                 List.of(new JobQueued.TaskGroup("worker", 1, 8, null, 1000, 4000)), List.of(MODEL), null, null, false,
                 Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), false, false, runtime);
         return EventEnvelope.of(Subjects.JOBS_QUEUED, id.toString(), job);
@@ -77,8 +81,9 @@ class StartForecastTest {
             await().atMost(Duration.ofSeconds(20)).until(() ->
                     db.queryLong("select count(*) from allocation where job_id = ?::uuid", running.toString()) == 1);
             long boundAt = Instant.now().getEpochSecond();
-            nats.publish(wholeNode(head, "fc-head", 500));
-            nats.publish(wholeNode(next, "fc-next", 500));
+            // submitted seconds apart: equal times (the scenario counts whole seconds) would leave the order to the ids
+            nats.publish(wholeNode(head, "fc-head", 500, Instant.now().minusSeconds(20)));
+            nats.publish(wholeNode(next, "fc-next", 500, Instant.now().minusSeconds(10)));
 
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                     .until(() -> forecasts(head, next).getList("items").size() == 2);
@@ -88,7 +93,9 @@ class StartForecastTest {
             Map<String, Object> second = page.getMap("items.find { it.jobId == '" + next + "' }");
 
             long headStart = Instant.parse((String) first.get("startAt")).getEpochSecond();
-            assertThat(headStart).as("the running job's end: bound + 1000 s").isBetween(boundAt + 1000 - 15, boundAt + 1000 + 2);
+            // bound + 1,000 s (its simulated run): the window's clock and the bind lag the test's view by some seconds
+            // on a busy machine (CI saw +5 s), so within a band; what matters is the running job's end, not now, not 100,000 s
+            assertThat(headStart).as("the running job's end: bound + 1000 s").isBetween(boundAt + 1000 - 15, boundAt + 1000 + 30);
             assertThat(first.get("basis")).isEqualTo("reservation");
             assertThat(first.get("waitsFor")).isEqualTo(List.of(running.toString()));
             assertThat(first.get("note")).isEqualTo("reserved: after 1 job ends");
