@@ -140,13 +140,15 @@ public final class ReservingPlanner implements Planner {
     }
 
     /**
-     * With migratable work running, the heads may fit now by moving it, which beats waiting for
-     * their reservations: the wrapped planner is asked first, with half the time, on the real
+     * With migratable or preemptible work running, a head may fit now by moving or preempting it,
+     * which beats waiting for its reservation: the wrapped planner is asked first, with half the time, on the real
      * scenario (a reservation would hide the heads from it). Its plan when it places a head by
      * moving work, else null (and the reservations are planned in the time left).
      */
     private Plan placedByMoves(Scenario sc, List<EasyBackfill.Reservation> res, SolverProfile profile) {
-        if (sc.running().stream().noneMatch(dev.gantry.placement.engine.domain.RunningJob::migratable)) {
+        // moving or preempting running work may place a head now, which beats its reservation: the reservation's
+        // hole would hide the free GPUs the head needs beside a victim's
+        if (sc.running().stream().noneMatch(j -> j.migratable() || j.preemptible())) {
             return null;
         }
         Plan direct = planner.plan(sc, profile.withTimeLimit(profile.spentLimit().dividedBy(2)));
@@ -155,8 +157,8 @@ public final class ReservingPlanner implements Planner {
         // one head placed by moves is worth it: a head nothing can place (another queue's, an odd shape) must not
         // keep the others waiting; the reservations are made again next window
         boolean any = res.stream().anyMatch(r -> placed.contains(r.head()));
-        return any && !direct.migrations().isEmpty() ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving running work"))
-                : null;
+        return any && !(direct.migrations().isEmpty() && direct.preemptions().isEmpty())
+                ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving or preempting running work")) : null;
     }
 
     private static long[] union(List<long[]> holes) {

@@ -19,11 +19,13 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The live window plans inside EASY's reservation. A reservation is for work that must wait: a
- * job the planner may place now by preempting a lower-priority job of its queue (as it would
- * without reservations) must not be left waiting for the reservation at that job's estimated end,
- * with the service's default profile (200 ms). Written while looking for why an e2e preemption
- * with a real node agent did not happen (issue 21); this part of the composition is not the cause.
+ * Seen with a real node agent (issue 21, NodeAgentIT): a priority-1000 job needing a whole 8-GPU node
+ * waited behind a preemptible priority-0 job holding 4 of its GPUs until that job ended, every
+ * window "0 placed, 0 preempted". The window plans inside EASY's reservation: the urgent job got a
+ * reservation at the running job's estimated end, and the 4 GPUs free now were held for that
+ * reservation, so no plan could place it by preemption (it needs them too). Work the planner can
+ * place now by preempting (or moving) must not wait for its reservation; with the node full (no
+ * free GPUs in the hole) it already did not.
  */
 class ReservationGivesWayToPreemptionTest {
     private static final SolverProfile TEST = SolverProfile.FAST; // the service's default profile, 200 ms
@@ -31,7 +33,7 @@ class ReservationGivesWayToPreemptionTest {
 
     private static Scenario scenario(boolean victimPreemptible) {
         RunningJob low = new RunningJob("checkpointing", "team", 0, victimPreemptible, true, false, NOW - 120,
-                List.of(new RunningTask("w-0", "n1", List.of(0, 1, 2, 3, 4, 5, 6, 7), 1000, 1000, null)));
+                List.of(new RunningTask("w-0", "n1", List.of(0, 1, 2, 3), 1000, 1000, null))); // 4 GPUs free beside it
         PendingJob urgent = new PendingJob("urgent", "team", 1000, NOW - 30, List.of(new TaskGroup("w", 1, 8, 1000, 1000, null)), 1, null, null,
                 null, false, null, null, true, true, 600L);
         return new Scenario(Scenario.FORMAT, "reservation-vs-preemption", NOW, List.of(node("n1")),
