@@ -3,10 +3,9 @@ package dev.gantry.admission.messaging;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gantry.admission.PodGangAdmission;
 import dev.gantry.admission.domain.JobPlacement;
-import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.PlacementReport;
-import dev.gantry.admission.persistence.JobHistoryEntry;
-import dev.gantry.admission.persistence.JobEntity;
+import dev.gantry.admission.domain.JobProgress;
+import dev.gantry.admission.persistence.JobProgressStore;
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.events.EventEnvelope;
 import dev.gantry.contracts.events.MalformedEventException;
@@ -22,15 +21,15 @@ import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Objects;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -47,8 +46,9 @@ import org.jboss.logging.Logger;
  * history; a stale event (older than the last applied, or about a job that ended) is counted and skipped.
  * Gangs users form from their own pods ({@code placements.gang-formed}, {@code placements.gang-dissolved})
  * are admitted or withdrawn by {@link PodGangAdmission}.
- * A burst is applied in batches, in order, in one transaction ({@link EventBatches}); an event that
- * cannot be applied is nacked alone and redelivered.
+ * A burst is applied in batches, in order, in one transaction ({@link EventBatches}), each run of job
+ * reports in a few set-based statements ({@link JobProgressStore}); an event that cannot be applied is
+ * nacked alone and redelivered.
  */
 @ApplicationScoped
 public class PlacementEventsConsumer {
@@ -61,9 +61,12 @@ public class PlacementEventsConsumer {
 
     private final EventBatches batches;
     private final PodGangAdmission podGangs;
+    private final JobProgressStore store;
 
-    public PlacementEventsConsumer(ProcessedEvents processed, EventBatches batches, PodGangAdmission podGangs, MeterRegistry registry) {
+    public PlacementEventsConsumer(ProcessedEvents processed, EventBatches batches, PodGangAdmission podGangs, JobProgressStore store,
+            MeterRegistry registry) {
         this.processed = processed;
+        this.store = store;
         this.podGangs = podGangs;
         this.batches = batches;
         this.registry = registry;
@@ -84,23 +87,47 @@ public class PlacementEventsConsumer {
 
     @Incoming("placements-batches")
     public Uni<Void> onPlacementEvents(EventBatch<JsonNode> batch) {
-        return batches.apply(Subjects.PLACEMENTS_STREAM, batch, this::onPlacementEvent);
+        return batches.apply(Subjects.PLACEMENTS_STREAM, batch, this::onPlacementEventsTogether, this::onPlacementEvent);
     }
 
-    /** One event, inside the batch's transaction (or its own, when the batch is applied one at a time). */
+    /**
+     * A batch inside one transaction: each run of reports about jobs is applied by the store in a few
+     * statements; a gang's event (or one that does not decode) is applied on its own between the runs,
+     * so the batch's order is kept.
+     */
+    Uni<Void> onPlacementEventsTogether(List<JsonNode> events) {
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        List<JobProgressStore.Report> run = new ArrayList<>();
+        for (JsonNode event : events) {
+            Optional<JobProgressStore.Report> report = reportOf(event);
+            if (report.isPresent()) {
+                run.add(report.get());
+                continue;
+            }
+            List<JobProgressStore.Report> before = List.copyOf(run);
+            run.clear();
+            chain = chain.chain(() -> applyReports(before)).chain(() -> onOtherEvent(event));
+        }
+        List<JobProgressStore.Report> last = List.copyOf(run);
+        return chain.chain(() -> applyReports(last));
+    }
+
+    /** One event, in its own transaction (when its batch could not be applied together). */
     Uni<Void> onPlacementEvent(JsonNode event) {
+        Optional<JobProgressStore.Report> report = reportOf(event);
+        return report.isPresent() ? applyReports(List.of(report.get())) : onOtherEvent(event);
+    }
+
+    /** A report about one job's lifecycle, decoded; empty for gangs' events and what does not decode. */
+    private Optional<JobProgressStore.Report> reportOf(JsonNode event) {
         String type = event.path("type").asText("");
         try {
-            return switch (type) {
+            return Optional.ofNullable(switch (type) {
                 case Subjects.PLACEMENTS_BOUND -> {
                     EventEnvelope<PlacementBound> bound = EventCodec.decode(event, PlacementBound.class);
-                    yield applyInOrder(bound, bound.payload().jobId(), PlacementReport.BOUND, null, job -> {
-                        queueWait.record(Duration.between(job.submittedAt, bound.payload().boundAt()).abs());
-                        // a new attempt: where it runs now; the last attempt's exit code is no longer this one's
-                        job.attempts++;
-                        job.placement = JobPlacement.of(job.attempts, bound.payload()).toJson();
-                        job.exitCode = null;
-                        return null;
+                    yield report(bound, bound.payload().jobId(), PlacementReport.BOUND, null, job -> {
+                        queueWait.record(Duration.between(job.submittedAt(), bound.payload().boundAt()).abs());
+                        job.startAttempt(attempt -> JobPlacement.of(attempt, bound.payload()).toJson());
                     });
                 }
                 case Subjects.PLACEMENTS_PREEMPTED -> released(event, PlacementReport.PREEMPTED, r -> "preempted: " + r + "; waiting to be placed again");
@@ -112,23 +139,35 @@ public class PlacementEventsConsumer {
                     PlacementMigrated m = migrated.payload();
                     boolean abandoned = PlacementMigrated.ABANDONED.equals(m.phase());
                     // each step in the job's history; once moved, a new attempt where it runs now
-                    yield applyInOrder(migrated, m.jobId(), abandoned ? PlacementReport.MIGRATION_ABANDONED : PlacementReport.MIGRATED,
-                            m.describe(), !PlacementMigrated.MOVED.equals(m.phase()) ? null : job -> {
-                                job.attempts++;
-                                job.placement = JobPlacement.moved(job.attempts, m).toJson();
-                                job.exitCode = null;
-                                return null;
-                            });
+                    yield report(migrated, m.jobId(), abandoned ? PlacementReport.MIGRATION_ABANDONED : PlacementReport.MIGRATED,
+                            m.describe(), !PlacementMigrated.MOVED.equals(m.phase()) ? null
+                                    : job -> job.startAttempt(attempt -> JobPlacement.moved(attempt, m).toJson()));
                 }
                 case Subjects.PLACEMENTS_PENDING -> {
                     EventEnvelope<PlacementPending> pending = EventCodec.decode(event, PlacementPending.class);
-                    yield applyInOrder(pending, pending.payload().jobId(), PlacementReport.PENDING, pending.payload().reason(), null);
+                    yield report(pending, pending.payload().jobId(), PlacementReport.PENDING, pending.payload().reason(), null);
                 }
+                default -> null;
+            });
+        } catch (MalformedEventException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Gangs' events, and events that do not decode or are of no interest here. */
+    private Uni<Void> onOtherEvent(JsonNode event) {
+        String type = event.path("type").asText("");
+        try {
+            return switch (type) {
                 case Subjects.PLACEMENTS_GANG_FORMED -> processed.applyOnce(EventCodec.decode(event, PodGangFormed.class),
                         formed -> podGangs.formed(formed.payload()));
                 case Subjects.PLACEMENTS_GANG_DISSOLVED -> processed.applyOnce(EventCodec.decode(event, PodGangDissolved.class),
                         dissolved -> podGangs.dissolved(dissolved.payload()));
-                default -> Uni.createFrom().voidItem();
+                default -> {
+                    // a job report lands here only when it did not decode
+                    reportTypes(type).ifPresent(t -> EventCodec.decode(event, t));
+                    yield Uni.createFrom().voidItem();
+                }
             };
         } catch (MalformedEventException e) {
             outcome("malformed");
@@ -137,55 +176,52 @@ public class PlacementEventsConsumer {
         }
     }
 
-    private Uni<Void> released(JsonNode event, PlacementReport report, Function<String, String> reasonShown) {
+    private static Optional<Class<?>> reportTypes(String type) {
+        return Optional.ofNullable(switch (type) {
+            case Subjects.PLACEMENTS_BOUND -> PlacementBound.class;
+            case Subjects.PLACEMENTS_PREEMPTED, Subjects.PLACEMENTS_REQUEUED, Subjects.PLACEMENTS_FAILED,
+                    Subjects.PLACEMENTS_COMPLETED -> PlacementReleased.class;
+            case Subjects.PLACEMENTS_MIGRATED -> PlacementMigrated.class;
+            case Subjects.PLACEMENTS_PENDING -> PlacementPending.class;
+            default -> null;
+        });
+    }
+
+    private JobProgressStore.Report released(JsonNode event, PlacementReport report, Function<String, String> reasonShown) {
         EventEnvelope<PlacementReleased> released = EventCodec.decode(event, PlacementReleased.class);
         Integer exitCode = released.payload().exitCode();
         // the placement stays as the record of where the job ran; an exit code, when reported, says how it ended
-        return applyInOrder(released, released.payload().jobId(), report, reasonShown.apply(released.payload().reason()),
-                exitCode == null ? null : job -> {
-                    job.exitCode = exitCode;
-                    return null;
-                });
+        return report(released, released.payload().jobId(), report, reasonShown.apply(released.payload().reason()),
+                exitCode == null ? null : job -> job.ended(exitCode));
+    }
+
+    private static JobProgressStore.Report report(EventEnvelope<?> envelope, UUID jobId, PlacementReport report, String reason,
+            Consumer<JobProgress> onApplied) {
+        return new JobProgressStore.Report(envelope.eventId(), envelope.type(), jobId, envelope.sequence(), report, reason, onApplied);
     }
 
     /**
-     * Applies a report once (inbox by event id, in the transaction of the change) and in placement's
+     * Applies reports once (inbox by event id, in the transaction of the change) and in placement's
      * order (by its sequence, see {@link PlacementReport}); a stale report is recorded and changes nothing.
      */
-    private Uni<Void> applyInOrder(EventEnvelope<?> envelope, UUID jobId, PlacementReport report, String reason,
-            Function<JobEntity, Void> onApplied) {
-        return Panache.withTransaction(() -> processed.markFirstSeen(envelope.eventId(), envelope.type()).chain(first -> {
-            if (!first) {
-                outcome("duplicate");
-                return Uni.createFrom().voidItem();
+    private Uni<Void> applyReports(List<JobProgressStore.Report> run) {
+        if (run.isEmpty()) {
+            return Uni.createFrom().voidItem();
+        }
+        return store.applyAll(run).invoke(results -> results.forEach(this::count)).replaceWithVoid();
+    }
+
+    private void count(JobProgressStore.Applied applied) {
+        switch (applied.result()) {
+            case APPLIED -> outcome("applied");
+            case DUPLICATE -> outcome("duplicate");
+            case UNKNOWN_JOB -> outcome("unknown-job");
+            case STALE -> {
+                outcome("stale");
+                LOG.infof("%s for job %s ignored: the job is %s (report %d, last applied %d)", applied.report().type(),
+                        applied.report().jobId(), applied.job().state(), applied.report().sequence(), applied.job().placementSequence());
             }
-            return JobEntity.<JobEntity>findById(jobId).chain(job -> {
-                if (job == null) {
-                    outcome("unknown-job");
-                    return Uni.createFrom().voidItem();
-                }
-                Optional<JobState> next = report.apply(job.state, job.placementSequence, envelope.sequence());
-                if (next.isEmpty()) {
-                    outcome("stale");
-                    LOG.infof("%s for job %s ignored: the job is %s (report %d, last applied %d)", envelope.type(), jobId, job.state,
-                            envelope.sequence(), job.placementSequence);
-                    return Uni.createFrom().voidItem();
-                }
-                boolean stateChanged = next.get() != job.state;
-                boolean reasonChanged = !Objects.equals(reason, job.pendingReason);
-                job.state = next.get();
-                job.pendingReason = reason;
-                job.placementSequence = Math.max(job.placementSequence, envelope.sequence());
-                job.updatedAt = Instant.now();
-                outcome("applied");
-                if (onApplied != null) {
-                    onApplied.apply(job);
-                }
-                // a waiting job's reason changes often; its history keeps the moves between states
-                boolean worthAStep = stateChanged || (report != PlacementReport.PENDING && reasonChanged);
-                return worthAStep ? JobHistoryEntry.record(job.id, job.state, reason, envelope.type()) : Uni.createFrom().voidItem();
-            });
-        }));
+        }
     }
 
     private void outcome(String outcome) {
