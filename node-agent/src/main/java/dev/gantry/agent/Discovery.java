@@ -105,15 +105,18 @@ public final class Discovery {
     public static Host discover(String fallbackSimulation) {
         long cpu = Runtime.getRuntime().availableProcessors() * 1000L;
         long memory = osMemoryMiB();
-        String csv = run("nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv");
-        if (csv != null) {
-            List<Gpu> gpus = parseGpus(csv);
-            if (!gpus.isEmpty()) {
-                String topo = run("nvidia-smi", "topo", "-m");
-                return new Host(modelOf(gpus.getFirst().name()), gpus.size(), gpus.getFirst().memoryMiB(), topo, cpu, memory, false);
-            }
+        List<Gpu> gpus = nvidiaSmiGpus();
+        if (!gpus.isEmpty()) {
+            String topo = run("nvidia-smi", "topo", "-m");
+            return new Host(modelOf(gpus.getFirst().name()), gpus.size(), gpus.getFirst().memoryMiB(), topo, cpu, memory, false);
         }
         return simulated(fallbackSimulation, cpu, memory);
+    }
+
+    /** The GPUs {@code nvidia-smi} lists; none where it is missing or fails (no driver). */
+    static List<Gpu> nvidiaSmiGpus() {
+        String csv = run("nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv");
+        return csv == null ? List.of() : parseGpus(csv);
     }
 
     /** The host's memory in MiB, as the OS reports it. */

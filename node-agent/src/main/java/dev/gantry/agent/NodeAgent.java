@@ -105,10 +105,11 @@ public final class NodeAgent {
     }
 
     static final String USAGE = """
-            usage: java -jar gantry-node-agent.jar [--node NAME] [--inventory URL] [--placement URL]
+            usage: gantry-node-agent [--node NAME] [--inventory URL] [--placement URL]
                      [--token-file FILE] [--work-dir DIR] [--simulate N:MODEL] [--address ADDR]
                      [--heartbeat 15s] [--poll 30s] [--grace 10s] [--checkpoint-dir DIR]
                      [--container-runtime podman|docker|apptainer|none]
+              gantry-node-agent: java -jar gantry-node-agent.jar, or the native executable (mvn -Pnative)
               token: --token-file, else $GANTRY_AGENT_TOKEN (an agent token: bin/gantry token NAME --agent NODE)""";
 
     static Config parse(String[] args) {

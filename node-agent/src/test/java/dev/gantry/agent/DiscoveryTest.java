@@ -2,8 +2,10 @@ package dev.gantry.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,6 +25,32 @@ class DiscoveryTest {
         assertThat(Discovery.modelOf("NVIDIA A100-SXM4-80GB")).isEqualTo("A100-SXM4-80GB");
         assertThat(Discovery.modelOf("Tesla V100 PCIE 32GB")).isEqualTo("Tesla-V100-PCIE-32GB");
         assertThatThrownBy(() -> Discovery.parseGpus("0, GPU-x")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * On a host with GPUs: what the agent discovers is what {@code nvidia-smi} lists, read here with its own query
+     * ({@code noheader}) and parsed apart from the agent's parser. Machines without a working {@code nvidia-smi} skip it.
+     */
+    @Test
+    void discoveryMatchesTheRealNvidiaSmi() {
+        String csv = Discovery.run("nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader");
+        assumeTrue(csv != null && !csv.isBlank(),
+                "no nvidia-smi answering on this machine: the agent's discovery is not checked against real GPUs here");
+        List<Discovery.Gpu> listed = new ArrayList<>();
+        for (String line : csv.strip().split("\\R")) {
+            String[] field = line.split(",");
+            String memory = field[3].strip(); // "81920 MiB"
+            listed.add(new Discovery.Gpu(Integer.parseInt(field[0].strip()), field[1].strip(), field[2].strip(),
+                    Long.parseLong(memory.substring(0, memory.indexOf(' ')))));
+        }
+
+        assertThat(Discovery.nvidiaSmiGpus()).containsExactlyElementsOf(listed);
+        Discovery.Host host = Discovery.discover("1:NOT-USED");
+        assertThat(host.simulated()).isFalse();
+        assertThat(host.gpus()).isEqualTo(listed.size());
+        assertThat(host.gpuModel()).isEqualTo(Discovery.modelOf(listed.getFirst().name()));
+        assertThat(host.gpuMemoryMiB()).isEqualTo(listed.getFirst().memoryMiB());
+        assertThat(host.topoMatrix()).as("nvidia-smi topo -m, for the inventory's parser").contains("GPU0");
     }
 
     @Test
