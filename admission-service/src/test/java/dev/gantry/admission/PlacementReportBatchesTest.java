@@ -170,7 +170,7 @@ class PlacementReportBatchesTest {
         String ids = jobs.stream().map(id -> "'" + id + "'").collect(Collectors.joining(","));
         await().atMost(Duration.ofSeconds(45)).untilAsserted(() ->
                 assertThat(db.queryLong("select count(*) from job where state = 'PLACED' and id in (" + ids + ")")).isEqualTo(60));
-        // rows a transaction wrote share its id (xmin): one per event before, a handful per burst now
+        // rows a transaction wrote share its id (xmin): a burst takes a handful of transactions, not one per report
         long transactions = db.queryLong("select count(distinct xmin::text) from job where id in (" + ids + ")");
         assertThat(transactions).as("transactions that placed 60 jobs").isLessThanOrEqualTo(12);
     }

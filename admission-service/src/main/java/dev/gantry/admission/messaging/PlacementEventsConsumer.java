@@ -25,7 +25,6 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -96,20 +95,7 @@ public class PlacementEventsConsumer {
      * so the batch's order is kept.
      */
     Uni<Void> onPlacementEventsTogether(List<JsonNode> events) {
-        Uni<Void> chain = Uni.createFrom().voidItem();
-        List<JobProgressStore.Report> run = new ArrayList<>();
-        for (JsonNode event : events) {
-            Optional<JobProgressStore.Report> report = reportOf(event);
-            if (report.isPresent()) {
-                run.add(report.get());
-                continue;
-            }
-            List<JobProgressStore.Report> before = List.copyOf(run);
-            run.clear();
-            chain = chain.chain(() -> applyReports(before)).chain(() -> onOtherEvent(event));
-        }
-        List<JobProgressStore.Report> last = List.copyOf(run);
-        return chain.chain(() -> applyReports(last));
+        return EventBatches.inRuns(events, this::reportOf, this::applyReports, this::onOtherEvent);
     }
 
     /** One event, in its own transaction (when its batch could not be applied together). */

@@ -12,16 +12,20 @@ import dev.gantry.kit.inbox.EventBatch;
 import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
 import dev.gantry.quota.persistence.AllocationEntity;
+import dev.gantry.quota.persistence.DemandStore;
 import dev.gantry.quota.persistence.EndedJobEntity;
 import dev.gantry.quota.persistence.NodeCapacityEntity;
 import dev.gantry.quota.persistence.PendingJobEntity;
 import dev.gantry.quota.persistence.ReleasedJobEntity;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
@@ -34,6 +38,7 @@ import org.jboss.logging.Logger;
  * What fair share needs from other services, on durable JetStream consumers of quota's own: pending
  * demand from {@code jobs.*}, allocations (and so usage) from {@code placements.*}, capacity from
  * {@code nodes.*}. A burst is applied in batches, in order, in one transaction ({@link EventBatches}),
+ * runs of {@code jobs.queued} and of {@code placements.bound} in one statement each ({@link DemandStore}),
  * each event together with its id in the inbox, so a redelivered event changes nothing the second
  * time; an event that cannot be applied is nacked alone and JetStream redelivers it.
  * Events of different streams may cross: a job bound before its jobs.queued arrives is not made
@@ -48,9 +53,11 @@ public class QuotaEventsConsumer {
     private final MeterRegistry registry;
 
     private final EventBatches batches;
+    private final DemandStore demand;
 
-    public QuotaEventsConsumer(ProcessedEvents processed, EventBatches batches, MeterRegistry registry) {
+    public QuotaEventsConsumer(ProcessedEvents processed, EventBatches batches, DemandStore demand, MeterRegistry registry) {
         this.processed = processed;
+        this.demand = demand;
         this.batches = batches;
         this.registry = registry;
     }
@@ -64,7 +71,34 @@ public class QuotaEventsConsumer {
 
     @Incoming("jobs-batches")
     public Uni<Void> onJobEvents(EventBatch<JsonNode> batch) {
-        return batches.apply(Subjects.JOBS_STREAM, batch, this::onJobEvent);
+        return batches.apply(Subjects.JOBS_STREAM, batch,
+                events -> EventBatches.inRuns(events, this::plainQueued, this::queuedRun, this::onJobEvent), this::onJobEvent);
+    }
+
+    /** A {@code jobs.queued} the set-based store can take, or empty (another type, or one that does not decode). */
+    private Optional<DemandStore.Queued> plainQueued(JsonNode event) {
+        if (!Subjects.JOBS_QUEUED.equals(event.path("type").asText(""))) {
+            return Optional.empty();
+        }
+        try {
+            EventEnvelope<JobQueued> envelope = EventCodec.decode(event, JobQueued.class);
+            JobQueued job = envelope.payload();
+            if (job.jobId() == null || job.queue() == null || job.taskGroups() == null) {
+                return Optional.empty();
+            }
+            return Optional.of(new DemandStore.Queued(envelope.eventId(), job.jobId(), job.queue(), job.owner(), job.totalGpus(),
+                    cpuMillis(job), memoryMiB(job), job.submittedAt() != null ? job.submittedAt() : envelope.occurredAt()));
+        } catch (MalformedEventException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private Uni<Void> queuedRun(List<DemandStore.Queued> run) {
+        return demand.queuedAll(run).invoke(outcome -> {
+            counter(Subjects.JOBS_STREAM, "applied").increment(outcome.fresh());
+            counter(Subjects.JOBS_STREAM, "duplicate").increment(run.size() - outcome.fresh());
+            counter(Subjects.JOBS_STREAM, "stale").increment(outcome.stale());
+        }).replaceWithVoid();
     }
 
     Uni<Void> onJobEvent(JsonNode event) {
@@ -84,7 +118,33 @@ public class QuotaEventsConsumer {
 
     @Incoming("placements-batches")
     public Uni<Void> onPlacementEvents(EventBatch<JsonNode> batch) {
-        return batches.apply(Subjects.PLACEMENTS_STREAM, batch, this::onPlacementEvent);
+        return batches.apply(Subjects.PLACEMENTS_STREAM, batch,
+                events -> EventBatches.inRuns(events, this::plainBound, this::boundRun, this::onPlacementEvent), this::onPlacementEvent);
+    }
+
+    /** A {@code placements.bound} the set-based store can take, or empty. */
+    private Optional<DemandStore.Bound> plainBound(JsonNode event) {
+        if (!Subjects.PLACEMENTS_BOUND.equals(event.path("type").asText(""))) {
+            return Optional.empty();
+        }
+        try {
+            EventEnvelope<PlacementBound> envelope = EventCodec.decode(event, PlacementBound.class);
+            PlacementBound p = envelope.payload();
+            if (p.jobId() == null || p.queue() == null) {
+                return Optional.empty();
+            }
+            return Optional.of(new DemandStore.Bound(envelope.eventId(), p.jobId(), p.queue(), p.owner(), p.gpus(), p.gpuModel(),
+                    p.cpuMillis(), p.memoryMiB(), p.boundAt() != null ? p.boundAt() : envelope.occurredAt()));
+        } catch (MalformedEventException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private Uni<Void> boundRun(List<DemandStore.Bound> run) {
+        return demand.boundAll(run).invoke(outcome -> {
+            counter(Subjects.PLACEMENTS_STREAM, "applied").increment(outcome.fresh());
+            counter(Subjects.PLACEMENTS_STREAM, "duplicate").increment(run.size() - outcome.fresh());
+        }).replaceWithVoid();
     }
 
     Uni<Void> onPlacementEvent(JsonNode event) {
@@ -134,7 +194,19 @@ public class QuotaEventsConsumer {
     }
 
     private void count(String stream, String outcome) {
-        registry.counter("gantry.events.consumed", "stream", stream, "outcome", outcome).increment();
+        counter(stream, outcome).increment();
+    }
+
+    private Counter counter(String stream, String outcome) {
+        return registry.counter("gantry.events.consumed", "stream", stream, "outcome", outcome);
+    }
+
+    private static long cpuMillis(JobQueued job) {
+        return job.taskGroups().stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
+    }
+
+    private static long memoryMiB(JobQueued job) {
+        return job.taskGroups().stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
     }
 
     private <P> Uni<Void> applyOnce(String stream, EventEnvelope<P> envelope, Function<EventEnvelope<P>, Uni<Void>> change) {
@@ -167,8 +239,8 @@ public class QuotaEventsConsumer {
             row.queue = job.queue();
             row.owner = job.owner();
             row.gpus = job.totalGpus();
-            row.cpuMillis = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.cpuMillis()).sum();
-            row.memoryMiB = job.taskGroups().stream().mapToLong(g -> g.replicas() * g.memoryMiB()).sum();
+            row.cpuMillis = cpuMillis(job);
+            row.memoryMiB = memoryMiB(job);
             row.queuedAt = job.submittedAt() != null ? job.submittedAt() : envelope.occurredAt();
             return row.persist().replaceWithVoid();
         });

@@ -13,6 +13,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -97,6 +98,31 @@ public class EventBatches {
                     return false;
                 })
                 .chain(together -> together ? acknowledge(batch, batch.messages()) : oneAtATime(batch, applyOne));
+    }
+
+    /**
+     * Applies events in order inside the caller's transaction: each run of consecutive events that
+     * {@code runMember} maps to a value goes to {@code applyRun} at once (a set-based store), every
+     * other event to {@code applyOne} on its own between the runs. For an {@code applyAll} of
+     * {@link #apply(String, EventBatch, Function, Function)}.
+     */
+    public static <T, R> Uni<Void> inRuns(List<T> events, Function<T, Optional<R>> runMember, Function<List<R>, Uni<Void>> applyRun,
+            Function<T, Uni<Void>> applyOne) {
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        List<R> run = new ArrayList<>();
+        for (T event : events) {
+            Optional<R> member = runMember.apply(event);
+            if (member.isPresent()) {
+                run.add(member.get());
+                continue;
+            }
+            List<R> before = List.copyOf(run);
+            run.clear();
+            chain = chain.chain(() -> before.isEmpty() ? Uni.createFrom().voidItem() : applyRun.apply(before))
+                    .chain(() -> applyOne.apply(event));
+        }
+        List<R> last = List.copyOf(run);
+        return last.isEmpty() ? chain : chain.chain(() -> applyRun.apply(last));
     }
 
     private static <T> Uni<Void> inOrder(List<T> payloads, Function<T, Uni<Void>> applyOne) {

@@ -24,8 +24,8 @@ import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
@@ -88,20 +88,7 @@ public class JobEventsConsumer {
      * order is kept. The effect is that of {@link #onJobEvent} on each event in turn.
      */
     Uni<Void> onJobEventsTogether(List<JsonNode> events) {
-        Uni<Void> chain = Uni.createFrom().voidItem();
-        List<QueuedJobsStore.Queued> run = new ArrayList<>();
-        for (JsonNode event : events) {
-            QueuedJobsStore.Queued queued = plainQueued(event);
-            if (queued != null) {
-                run.add(queued);
-                continue;
-            }
-            List<QueuedJobsStore.Queued> before = run;
-            chain = chain.chain(() -> storeRun(before)).chain(() -> onJobEvent(event));
-            run = new ArrayList<>();
-        }
-        List<QueuedJobsStore.Queued> last = run;
-        return chain.chain(() -> storeRun(last));
+        return EventBatches.inRuns(events, event -> Optional.ofNullable(plainQueued(event)), this::storeRun, this::onJobEvent);
     }
 
     private Uni<Void> storeRun(List<QueuedJobsStore.Queued> run) {
