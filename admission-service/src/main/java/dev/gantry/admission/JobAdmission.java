@@ -106,13 +106,14 @@ public class JobAdmission {
             throw InvalidRequestException.unprocessable(violations);
         }
         // an event the broker would refuse could never reach placement: refused before quota is asked or anything stored
-        UUID provisionalId = UUID.randomUUID();
-        outbox.requireFits(Subjects.JOBS_QUEUED, provisionalId.toString(),
-                queuedEvent(provisionalId, caller.user(), spec.priority(), Instant.now(), spec));
+        // the job's id from the start: quota reserves its place under it, and a retried check is the same job
+        UUID jobId = UUID.randomUUID();
+        outbox.requireFits(Subjects.JOBS_QUEUED, jobId.toString(),
+                queuedEvent(jobId, caller.user(), spec.priority(), Instant.now(), spec));
         return replayOf(caller, idempotencyKey, requestHash)
                 .chain(replayed -> replayed != null
                         ? Uni.createFrom().item(new Submitted(replayed, true))
-                        : admissionCheck.check(spec, caller)
+                        : admissionCheck.check(spec, caller, jobId)
                                 .onFailure(QuotaRefusedRequestException.class).transform(e -> new InvalidRequestException(
                                         ((QuotaRefusedRequestException) e).status() == 400 ? 400 : 422, e.getMessage(), List.of()))
                                 .onFailure(f -> !(f instanceof InvalidRequestException)).transform(QuotaUnavailableException::new)
@@ -123,7 +124,7 @@ public class JobAdmission {
                                         List.of(new Problem.FieldError("queue", verdict.message())));
                             }
                             int priority = verdict.priority() != null ? verdict.priority() : spec.priority();
-                            return store(spec, priority, caller, idempotencyKey, requestHash);
+                            return store(jobId, spec, priority, caller, idempotencyKey, requestHash);
                         }))
                 .invoke(s -> count(s.replayed() ? "replayed" : "accepted"));
     }
@@ -166,10 +167,10 @@ public class JobAdmission {
      * session, flush and four entity inserts were the largest share of its CPU): one statement to take
      * the outbox row's id, one to insert everything; the relay is woken once it is committed.
      */
-    private Uni<Submitted> store(JobSpec spec, int priority, Caller caller, String key, String requestHash) {
+    private Uni<Submitted> store(UUID jobId, JobSpec spec, int priority, Caller caller, String key, String requestHash) {
         Instant now = Instant.now();
         JobEntity job = new JobEntity();
-        job.id = UUID.randomUUID();
+        job.id = jobId;
         job.name = spec.name();
         job.queue = spec.queue();
         job.team = spec.team();

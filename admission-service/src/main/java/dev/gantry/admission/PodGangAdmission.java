@@ -80,7 +80,7 @@ public class PodGangAdmission {
             return refuse(gang, violations.stream().map(v -> v.field() + ": " + v.message()).collect(Collectors.joining("; ")));
         }
         // quota's own 4xx (a request it cannot judge) is a refusal too; quota not answering fails the event (redelivered)
-        return admissionCheck.check(spec, submitter)
+        return admissionCheck.check(spec, submitter, gang.jobId())
                 .map(verdict -> verdict.allowed()
                         ? Verdict.admitted(verdict.priority() != null ? verdict.priority() : spec.priority())
                         : Verdict.refused(verdict.reason() + ": " + verdict.message()))

@@ -55,6 +55,7 @@ class QuotaRefusalTest {
         quota.createContext("/v1/admission-checks", exchange -> {
             checks.incrementAndGet();
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            lastCheck = body;
             boolean bad = body.contains("\"mallory\"");
             byte[] answer = (bad ? "{\"status\":400,\"title\":\"Bad Request\",\"detail\":\"resources.cpuMillis: must be 0 or more\"}"
                     : "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":null}").getBytes(StandardCharsets.UTF_8);
@@ -73,6 +74,15 @@ class QuotaRefusalTest {
 
     @Inject
     TestDatabase db;
+
+    private static volatile String lastCheck;
+
+    @Test
+    void theCheckCarriesTheIdTheJobIsStoredUnderSoQuotaCanReserveItsPlace() {
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(lastCheck).contains("\"jobId\":\"" + id + "\"");
+    }
 
     @Test
     void aRequestQuotaRefusesIsNotRetriedAndDoesNotOpenTheCircuitForOthers() {

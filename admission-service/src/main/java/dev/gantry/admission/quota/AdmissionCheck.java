@@ -6,6 +6,7 @@ import io.smallrye.faulttolerance.api.CircuitBreakerName;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.temporal.ChronoUnit;
+import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.faulttolerance.CircuitBreaker;
 import org.eclipse.microprofile.faulttolerance.Retry;
@@ -17,7 +18,9 @@ import org.eclipse.microprofile.rest.client.inject.RestClient;
  * connection) is retried briefly, then the circuit opens and submissions fail fast with 503 until it
  * recovers: admission never stores a job quota has not seen. A 4xx is quota refusing this one
  * request: it is not retried and does not count towards opening the circuit, so one user's bad
- * requests never shut out the others.
+ * requests never shut out the others. The job's id goes with the check: quota then reserves the
+ * job's place among its user's pending jobs, so concurrent submissions cannot all pass the limit, and
+ * a retried check is not counted against itself.
  */
 @ApplicationScoped
 public class AdmissionCheck {
@@ -39,13 +42,13 @@ public class AdmissionCheck {
     @CircuitBreaker(requestVolumeThreshold = 40, failureRatio = 0.5, delay = 10, delayUnit = ChronoUnit.SECONDS,
             skipOn = QuotaRefusedRequestException.class)
     @CircuitBreakerName("quota-admission-check")
-    public Uni<QuotaClient.CheckResult> check(JobSpec spec, Caller caller) {
+    public Uni<QuotaClient.CheckResult> check(JobSpec spec, Caller caller, UUID jobId) {
         if (!enabled) {
             return Uni.createFrom().item(new QuotaClient.CheckResult(true, null, "quota check disabled by configuration", null));
         }
         String gpuModel = spec.gpuModels().size() == 1 ? spec.gpuModels().getFirst() : null;
         return quota.check(new QuotaClient.CheckRequest(caller.user(), spec.team(), caller.teams(), spec.queue(),
                 new QuotaClient.Resources(spec.totalGpus(), gpuModel, spec.totalCpuMillis(), spec.totalMemoryMiB()),
-                spec.priorityClass(), spec.priority() == 0 ? null : spec.priority(), spec.migratable()));
+                spec.priorityClass(), spec.priority() == 0 ? null : spec.priority(), spec.migratable(), jobId));
     }
 }

@@ -8,6 +8,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.Response;
 import java.util.Set;
+import java.util.UUID;
 import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
 import org.eclipse.microprofile.rest.client.inject.RegisterRestClient;
 
@@ -19,8 +20,9 @@ public interface QuotaClient {
 
     /** {@code priority}: the number the job asks for, null when it names none (0). */
     /** {@code migratable}: the job asks to be movable while it runs (its queue may forbid that). */
+    /** {@code jobId}: the id the job will be stored under (quota reserves its place among the user's pending jobs). */
     record CheckRequest(String user, String team, Set<String> teams, String queue, Resources resources, String priorityClass,
-            Integer priority, boolean migratable) {
+            Integer priority, boolean migratable, UUID jobId) {
     }
 
     record Resources(int gpus, String gpuModel, long cpuMillis, long memoryMiB) {

@@ -11,6 +11,7 @@ import dev.gantry.contracts.placements.PlacementReleased;
 import dev.gantry.kit.inbox.EventBatch;
 import dev.gantry.kit.inbox.EventBatches;
 import dev.gantry.kit.inbox.ProcessedEvents;
+import dev.gantry.quota.persistence.AdmissionReservations;
 import dev.gantry.quota.persistence.AllocationEntity;
 import dev.gantry.quota.persistence.DemandStore;
 import dev.gantry.quota.persistence.EndedJobEntity;
@@ -233,7 +234,7 @@ public class QuotaEventsConsumer {
     }
 
     private static Uni<Void> storePending(EventEnvelope<JobQueued> envelope, JobQueued job) {
-        return PendingJobEntity.<PendingJobEntity>findById(job.jobId()).chain(existing -> {
+        return AdmissionReservations.release(job.jobId()).chain(() -> PendingJobEntity.<PendingJobEntity>findById(job.jobId()).chain(existing -> {
             PendingJobEntity row = existing != null ? existing : new PendingJobEntity();
             row.jobId = job.jobId();
             row.queue = job.queue();
@@ -243,12 +244,13 @@ public class QuotaEventsConsumer {
             row.memoryMiB = memoryMiB(job);
             row.queuedAt = job.submittedAt() != null ? job.submittedAt() : envelope.occurredAt();
             return row.persist().replaceWithVoid();
-        });
+        }));
     }
 
     private Uni<Void> jobCancelled(EventEnvelope<JsonNode> envelope) {
         UUID jobId = UUID.fromString(envelope.payload().path("jobId").asText(envelope.subjectId()));
-        return EndedJobEntity.record(jobId, envelope.occurredAt()).chain(() -> PendingJobEntity.deleteById(jobId)).replaceWithVoid();
+        return EndedJobEntity.record(jobId, envelope.occurredAt()).chain(() -> PendingJobEntity.deleteById(jobId))
+                .chain(() -> AdmissionReservations.release(jobId)).replaceWithVoid();
     }
 
     private Uni<Void> bound(EventEnvelope<PlacementBound> envelope) {

@@ -59,7 +59,9 @@ public class DemandStore {
                 + "    select job_id, queue, owner, gpus, cpu_millis, memory_mib, queued_at from waiting w "
                 + "    where not exists (select 1 from ended_job e where e.job_id = w.job_id) "
                 + "    on conflict (job_id) do update set queue = excluded.queue, owner = excluded.owner, gpus = excluded.gpus, "
-                + "    cpu_millis = excluded.cpu_millis, memory_mib = excluded.memory_mib, queued_at = excluded.queued_at returning job_id) "
+                + "    cpu_millis = excluded.cpu_millis, memory_mib = excluded.memory_mib, queued_at = excluded.queued_at returning job_id), "
+                // the admission check's reservation has served its purpose once the job's event is here
+                + "confirmed as (delete from admission_reservation r using latest l where r.job_id = l.job_id) "
                 + "select (select count(*) from fresh), "
                 + "    (select count(*) from waiting w where exists (select 1 from ended_job e where e.job_id = w.job_id))";
         return Panache.getSession().chain(session -> session.flush().chain(() -> {

@@ -22,6 +22,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * May this job enter this queue? Always 200 with {@code allowed} true or false: a rejection is an
@@ -42,10 +43,16 @@ public class AdmissionCheckResource {
             @PositiveOrZero Long memoryMiB) {
     }
 
-    /** {@code team} and {@code teams} are merged: the user's teams, for queue membership. */
+    /**
+     * {@code team} and {@code teams} are merged: the user's teams, for queue membership. {@code jobId}:
+     * the id the job will be stored under; when given, an allowed check reserves the job's place among
+     * the user's pending jobs until its {@code jobs.queued} arrives (a retry with the same id is not
+     * counted against itself).
+     */
     public record AdmissionCheckRequest(@NotBlank String user, String team, List<@NotNull String> teams, @NotBlank String queue,
             @Valid @NotNull JobResources resources, String priorityClass,
-            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer priority, Boolean migratable) {
+            @Min(-PriorityClassSpec.MAX_USER_VALUE) @Max(PriorityClassSpec.MAX_USER_VALUE) Integer priority, Boolean migratable,
+            UUID jobId) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -67,8 +74,9 @@ public class AdmissionCheckResource {
         AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
                 r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority(),
                 Boolean.TRUE.equals(body.migratable()));
-        // one statement for the user's limits and counts; the queue tree and priority classes from memory while unchanged
-        return contexts.of(body.user()).map(context -> respond(AdmissionPolicy.check(request, context)));
+        // one statement for the user's limits and counts (with the job's id: one transaction per user that also
+        // reserves its place); the queue tree and priority classes from memory while unchanged
+        return contexts.decide(request, body.jobId()).map(this::respond);
     }
 
     private AdmissionCheckResponse respond(AdmissionPolicy.Decision decision) {

@@ -8,11 +8,13 @@ import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -23,8 +25,8 @@ import java.util.stream.Collectors;
  * classes. The tree and the classes themselves are kept in memory and read again only when that
  * version (bumped by a trigger on every change of either table, whoever makes it) has moved, so a
  * change made on another replica is seen by the next check here as it was before. The counts are
- * read fresh for every check, as before (nothing is reserved by a check; quota counts a job pending
- * once its {@code jobs.queued} arrives).
+ * read fresh for every check; a check that allows a job reserves its place among the user's pending
+ * jobs until its {@code jobs.queued} arrives ({@link #decide}).
  */
 @ApplicationScoped
 public class AdmissionContexts {
@@ -40,7 +42,16 @@ public class AdmissionContexts {
             union all
             select 'r', queue, sum(gpus), null, null from allocation group by queue
             union all
-            select 'p', queue, count(*), null, null from pending_job where owner = $1 group by queue""";
+            select 'p', queue, count(*), null, null from (
+              select queue from pending_job where owner = $1 and job_id is distinct from $2
+              union all
+              select queue from admission_reservation r where owner = $1 and job_id is distinct from $2
+                and not exists (select 1 from pending_job p where p.job_id = r.job_id)) waiting
+            group by queue""";
+
+    private static final String RESERVE_SQL = """
+            insert into admission_reservation (job_id, owner, queue, reserved_at) values ($1, $2, $3, now())
+            on conflict (job_id) do nothing""";
 
     private final Pool pool;
     private final QuotaStore store;
@@ -52,8 +63,35 @@ public class AdmissionContexts {
         this.store = store;
     }
 
+    /**
+     * Decides a check. With the job's id, the decision and the place it takes among the user's
+     * pending jobs are one transaction, serialized per user (an advisory lock), so concurrent checks
+     * of one user cannot all pass {@code maxPendingJobs}; the same job checked again (a retry) is not
+     * counted against itself. Without an id (an older admission), nothing is reserved.
+     */
+    public Uni<AdmissionPolicy.Decision> decide(AdmissionPolicy.Request request, UUID jobId) {
+        if (jobId == null) {
+            return of(pool, request.user(), null).map(context -> AdmissionPolicy.check(request, context));
+        }
+        return pool.withTransaction(connection -> connection.preparedQuery("select pg_advisory_xact_lock(hashtext($1))")
+                .execute(Tuple.of("gantry-quota-user:" + request.user()))
+                .chain(() -> of(connection, request.user(), jobId))
+                .chain(context -> {
+                    AdmissionPolicy.Decision decision = AdmissionPolicy.check(request, context);
+                    if (!(decision instanceof AdmissionPolicy.Allowed)) {
+                        return Uni.createFrom().item(decision);
+                    }
+                    return connection.preparedQuery(RESERVE_SQL).execute(Tuple.of(jobId, request.user(), request.queue()))
+                            .replaceWith(decision);
+                }));
+    }
+
     public Uni<AdmissionPolicy.Context> of(String user) {
-        return pool.preparedQuery(CHECK_SQL).execute(Tuple.of(user)).chain(rows -> {
+        return of(pool, user, null);
+    }
+
+    private Uni<AdmissionPolicy.Context> of(SqlClient client, String user, UUID jobId) {
+        return client.preparedQuery(CHECK_SQL).execute(Tuple.of(user, jobId)).chain(rows -> {
             long version = -1;
             Optional<UserLimits> limits = Optional.empty();
             Map<String, Long> running = new HashMap<>();
