@@ -94,7 +94,8 @@ public class JobAdmission {
             throw InvalidRequestException.badRequest("Idempotency-Key", "must be 1..200 characters");
         }
         JobSpec spec = requested.withTeam(chargedTeam(requested, caller));
-        String requestHash = sha256(EventCodec.toJson(spec));
+        // only a request that can be replayed needs its fingerprint
+        String requestHash = idempotencyKey == null ? null : sha256(EventCodec.toJson(spec));
         List<FieldViolation> outOfRange = spec.quantityViolations();
         if (!outOfRange.isEmpty()) {
             count("invalid");
