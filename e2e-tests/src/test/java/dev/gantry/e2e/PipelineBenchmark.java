@@ -35,7 +35,7 @@ import java.util.regex.Pattern;
  * end. Each run uses a queue of its own ({@code bench-<time>}). The cluster file it applies
  * replaces the file nodes of the instance.
  *
- * <p>Run (Gantry up, from the repository root): {@code mvn -B -q -pl e2e-tests test-compile exec:java
+ * <p>Run (Gantry up without node agents, {@code GANTRY_UP_AGENTS=0 bin/gantry up}, from the repository root): {@code mvn -B -q -pl e2e-tests test-compile exec:java
  * -Dexec.classpathScope=test -Dexec.mainClass=dev.gantry.e2e.PipelineBenchmark} with
  * {@code -Dusers=40 -Djobs-per-user=50 -Dnodes=300} (defaults) and the URLs of {@code bin/gantry}'s
  * clients ({@code GANTRY_ADMISSION_URL}, ...) when not the default ports.
