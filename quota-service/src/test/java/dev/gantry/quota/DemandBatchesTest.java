@@ -63,6 +63,13 @@ class DemandBatchesTest {
                 new PlacementBound(jobId, "batch-q", "alice", 1, null, 1000, 4000, at));
     }
 
+    @org.junit.jupiter.api.AfterEach
+    void leaveNoDemand() {
+        // other tests read the whole cluster's demand and usage
+        db.execute("delete from pending_job where queue = 'batch-q'");
+        db.execute("delete from allocation where queue = 'batch-q'");
+    }
+
     private long pending(UUID job) {
         return db.queryLong("select count(*) from pending_job where job_id = ?", job);
     }
