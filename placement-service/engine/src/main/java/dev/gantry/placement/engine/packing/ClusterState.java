@@ -190,13 +190,15 @@ public final class ClusterState {
 
     public void occupy(RunningJob job) {
         for (RunningTask t : job.tasks()) {
-            take(indexOf(t.node()), slots(t), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
+            int node = indexOf(t.node());
+            take(node, slots(node, t.gpus(), t.migDevices()), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
         }
     }
 
     public void release(RunningJob job) {
         for (RunningTask t : job.tasks()) {
-            release(indexOf(t.node()), slots(t), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
+            int node = indexOf(t.node());
+            release(node, slots(node, t.gpus(), t.migDevices()), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
         }
     }
 
