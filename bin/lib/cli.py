@@ -602,13 +602,30 @@ def cmd_nodes(argv):
     quarantined = quarantined_nodes()
     rows = []
     for n in nodes:
-        free = "?" if used is None else max(0, n.get("gpus", 0) - len(used.get(n["name"], ())))
+        mig_devices = (n.get("mig") or {}).get("devices") or []
+        # a GPU in MIG mode is given out as its MIG devices only: never free whole
+        taken = set(used.get(n["name"], ())) | {d.get("gpu") for d in mig_devices} if used is not None else None
+        free = "?" if taken is None else max(0, n.get("gpus", 0) - len(taken))
         state = node_state(n) + (",QUARANTINED" if n["name"] in quarantined else "")
         source = (n.get("source") or "?").lower() + (",simulated" if n.get("simulated") else "")
-        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), state, source])
-    print_table(["NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE", "SOURCE"], rows)
+        rows.append([n["name"], n.get("gpuModel"), n.get("gpus"), free, (n.get("topology") or {}).get("leaf"), state, source,
+                     mig_column(n.get("mig"))])
+    print_table(["NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE", "SOURCE", "MIG"], rows)
     for name, reason in sorted(quarantined.items()):
         print(f"{name}: quarantined by placement: {reason}", file=sys.stderr)
+
+
+def mig_column(mig):
+    """MIG devices per profile, biggest first: '2x3g.40gb,7x1g.10gb'; '-' without MIG."""
+    profiles = (mig or {}).get("profiles") or {}
+    if not profiles:
+        return "-"
+    def slices(p):
+        try:
+            return int(p.split("g.")[0].split(".")[-1])
+        except ValueError:
+            return 0
+    return ",".join(f"{n}x{p}" for p, n in sorted(profiles.items(), key=lambda e: (-slices(e[0]), e[0])) if n)
 
 
 def allocated_gpus():

@@ -214,7 +214,7 @@ public class JobAdmission {
                 spec.taskGroups().stream()
                         .map(g -> new JobQueued.TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB(),
                                 g.image(), g.command() == null || g.command().isEmpty() ? null : g.command(), g.workingDir(),
-                                g.env() == null || g.env().isEmpty() ? null : g.env()))
+                                g.env() == null || g.env().isEmpty() ? null : g.env(), g.migProfile()))
                         .toList(),
                 spec.gpuModels(), spec.gpuTopology(), spec.network(), spec.requireInfiniBand(), spec.nodeSelector(),
                 spec.tolerations(), spec.preemptible(), spec.checkpointable(), spec.estimatedRuntimeSeconds(),

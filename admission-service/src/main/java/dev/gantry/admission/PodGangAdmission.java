@@ -161,7 +161,7 @@ public class PodGangAdmission {
     static JobSpec specOf(JobQueued pods, String team) {
         List<TaskGroupSpec> groups = pods.taskGroups().stream()
                 .map(g -> new TaskGroupSpec(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(), g.memoryMiB(),
-                        null, null))
+                        null, null, null, null, g.migProfile()))
                 .toList();
         return new JobSpec(pods.name(), pods.queue(), team, null, pods.priority(), pods.minAvailable(), groups,
                 pods.gpuModels() == null ? List.of() : pods.gpuModels(), pods.gpuTopology() == null ? "any" : pods.gpuTopology(),

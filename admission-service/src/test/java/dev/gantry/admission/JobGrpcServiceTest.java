@@ -135,6 +135,30 @@ class JobGrpcServiceTest {
     }
 
     @Test
+    void aMigRequestOverGrpcTravelsToPlacementAndABadProfileIsNamed() {
+        JobService alice = as(Tokens.of("alice", "vision"));
+        JobSpec.Builder mig = spec("grpc-mig").setGpuTopology("any");
+        mig.setTaskGroups(0, mig.getTaskGroups(0).toBuilder().setGpusPerReplica(1).setMigProfile("2g.20gb"));
+        Job job = alice.submit(SubmitJobRequest.newBuilder().setJob(mig).build()).await().atMost(WAIT);
+        assertThat(db.queryString("select envelope from outbox_event where subject = 'jobs.queued' and subject_id = ?", job.getId()))
+                .contains("\"migProfile\":\"2g.20gb\"");
+
+        JobSpec.Builder bad = spec("grpc-mig-bad").setGpuTopology("any");
+        bad.setTaskGroups(0, bad.getTaskGroups(0).toBuilder().setMigProfile("2 slices"));
+        StatusRuntimeException invalid = (StatusRuntimeException) org.assertj.core.api.Assertions.catchThrowable(() ->
+                alice.submit(SubmitJobRequest.newBuilder().setJob(bad).build()).await().atMost(WAIT));
+        assertThat(invalid.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        assertThat(StatusProto.fromThrowable(invalid).getDetailsList().stream().map(any -> {
+            try {
+                return any.unpack(BadRequest.class);
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new AssertionError(e);
+            }
+        }).flatMap(b -> b.getFieldViolationsList().stream()).map(BadRequest.FieldViolation::getField).toList())
+                .contains("taskGroups[0].migProfile");
+    }
+
+    @Test
     void aMigratableJobOverGrpcMustBeCheckpointable() {
         JobService alice = as(Tokens.of("alice", "vision"));
         StatusRuntimeException refused = (StatusRuntimeException) org.assertj.core.api.Assertions.catchThrowable(() ->

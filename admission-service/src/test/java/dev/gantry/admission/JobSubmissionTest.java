@@ -124,6 +124,39 @@ class JobSubmissionTest {
     }
 
     @Test
+    void aMigRequestTravelsToPlacementAndABadOneIsRefusedByField() {
+        String mig = """
+                {"name": "notebooks", "queue": "normal",
+                 "taskGroups": [{"name": "nb", "replicas": 3, "gpusPerReplica": 1, "migProfile": "1g.10gb", "cpuMillis": 2000, "memoryMiB": 8000}]}
+                """;
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(mig)
+                .when().post("/v1/jobs").then().statusCode(201).body("totalGpus", equalTo(3)).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id))
+                .contains("\"gpusPerReplica\":1").contains("\"migProfile\":\"1g.10gb\"");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?",
+                given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(VALID_JOB)
+                        .when().post("/v1/jobs").then().statusCode(201).extract().<String>path("id")))
+                .as("a job without MIG sends the event it sent before").doesNotContain("migProfile");
+
+        long jobsBefore = jobs();
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(mig.replace("1g.10gb", "one slice"))
+                .when().post("/v1/jobs").then().statusCode(422).contentType(startsWith("application/problem+json"))
+                .body("errors.field", hasItem("taskGroups[0].migProfile"))
+                .body("errors.message", hasItem(containsString("such as 1g.10gb")));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(mig.replace("\"migProfile\"", "\"gpuMilli\": 250, \"migProfile\""))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("taskGroups[0].migProfile"))
+                .body("errors.message", hasItem(containsString("not both")));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(mig.replace("\"gpusPerReplica\": 1", "\"gpusPerReplica\": 0"))
+                .when().post("/v1/jobs").then().statusCode(422).body("errors.field", hasItem("taskGroups[0].gpusPerReplica"));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)
+                .body(mig.replace("\"queue\": \"normal\",", "\"queue\": \"normal\", \"gpuTopology\": \"nvlink\","))
+                .when().post("/v1/jobs").then().statusCode(422).body("errors.field", hasItem("taskGroups[0].migProfile"));
+        assertThat(jobs()).isEqualTo(jobsBefore);
+    }
+
+    @Test
     void aMigratableJobMustBeCheckpointableAndItsFlagTravelsToPlacement() {
         long jobsBefore = jobs();
         given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON)

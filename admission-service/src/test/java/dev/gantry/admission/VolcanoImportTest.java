@@ -132,6 +132,32 @@ class VolcanoImportTest {
     }
 
     @Test
+    void migDevicesAreAskedForByTheDevicePluginsResourceName() {
+        String inference = TF_DIST_TRAIN.replace("nvidia.com/gpu: 1\n", "nvidia.com/mig-3g.40gb: 1\n")
+                .replace("nvidia.com/gpu: 2\n", "nvidia.com/mig-1g.10gb.me: 2\n");
+        String id = given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml").body(yaml(inference))
+                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
+        assertThat(db.queryString("select envelope from outbox_event where subject_id = ?", id))
+                .contains("\"name\":\"ps\",\"replicas\":1,\"gpusPerReplica\":1,").contains("\"migProfile\":\"3g.40gb\"")
+                .contains("\"name\":\"worker\",\"replicas\":1,\"gpusPerReplica\":2,").contains("\"migProfile\":\"1g.10gb+me\"");
+
+        long before = db.queryLong("select count(*) from job");
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(TF_DIST_TRAIN.replace("nvidia.com/gpu: 1\n", "nvidia.com/gpu: 1\n" + " ".repeat(18) + "nvidia.com/mig-1g.10gb: 1\n")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("spec.tasks[0].template.spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb"));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(TF_DIST_TRAIN.replace("nvidia.com/gpu: 1\n", "nvidia.com/mig-huge: 1\n")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("spec.tasks[0].template.spec.containers[0].resources.limits.nvidia.com/mig-huge"));
+        given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")
+                .body(yaml(TF_DIST_TRAIN.replace("nvidia.com/gpu: 1\n", "nvidia.com/mig-1g.10gb: 1\n" + " ".repeat(18) + "nvidia.com/mig-2g.20gb: 1\n")))
+                .when().post("/v1/jobs").then().statusCode(422)
+                .body("errors.field", hasItem("spec.tasks[0].template.spec.containers[0].resources.limits"));
+        assertThat(db.queryLong("select count(*) from job")).isEqualTo(before);
+    }
+
+    @Test
     void otherKindsAndBadQuantitiesAreRefusedByName() {
         long before = db.queryLong("select count(*) from job");
         given().auth().oauth2(Tokens.of("alice", "vision")).contentType("application/yaml")

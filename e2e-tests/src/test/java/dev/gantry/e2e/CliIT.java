@@ -78,9 +78,9 @@ class CliIT {
     void nodesShowsModelsLeavesAndStates() {
         Result table = gantry("alice", "nodes");
         assertThat(table.exit()).as(table.err()).isZero();
-        assertThat(table.lines().get(0).split("\\s+")).containsExactly("NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE", "SOURCE");
+        assertThat(table.lines().get(0).split("\\s+")).containsExactly("NAME", "MODEL", "GPUS", "FREE", "LEAF", "STATE", "SOURCE", "MIG");
         assertThat(table.row("cli-dgx-01")).containsExactly("cli-dgx-01", "A100-SXM4-80GB", "8", table.row("cli-dgx-01").get(3), "lf1", "READY",
-                "file");
+                "file", "-");
         assertThat(table.row("cli-v100-01")).element(4).isEqualTo("lf2");
 
         Result filtered = gantry("alice", "nodes", "--model", "V100-PCIE-32GB", "--json");

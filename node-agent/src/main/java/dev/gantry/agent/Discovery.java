@@ -10,7 +10,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What this host has: its GPUs from {@code nvidia-smi} (model, count, memory, and the text of
+ * What this host has: its GPUs from {@code nvidia-smi} (model, count, memory, the MIG devices of GPUs in MIG
+ * mode from {@code nvidia-smi -L}, and the text of
  * {@code nvidia-smi topo -m}, which the inventory parses into NVLink islands and NUMA groups), or
  * declared simulated GPUs; CPU and memory from the OS.
  */
@@ -20,9 +21,21 @@ public final class Discovery {
     public record Gpu(int index, String uuid, String name, long memoryMiB) {
     }
 
+    /** One MIG device as {@code nvidia-smi -L} lists it: the GPU it is carved from, its profile and UUID. */
+    public record MigDevice(int gpu, String profile, String uuid) {
+    }
+
     /** The node as the agent describes it to the inventory ({@code PUT /v1/nodes/{name}}). */
     public record Host(String gpuModel, int gpus, long gpuMemoryMiB, String topoMatrix, long cpuMillis, long memoryMiB,
-            boolean simulated) {
+            boolean simulated, List<MigDevice> migDevices) {
+
+        public Host {
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+        }
+
+        public Host(String gpuModel, int gpus, long gpuMemoryMiB, String topoMatrix, long cpuMillis, long memoryMiB, boolean simulated) {
+            this(gpuModel, gpus, gpuMemoryMiB, topoMatrix, cpuMillis, memoryMiB, simulated, List.of());
+        }
 
         public Map<String, Object> toNodeSpec(Map<String, String> labels) {
             Map<String, Object> spec = new LinkedHashMap<>();
@@ -37,8 +50,38 @@ public final class Discovery {
             spec.put("memoryMiB", memoryMiB);
             spec.put("labels", labels);
             spec.put("simulated", simulated);
+            if (!migDevices.isEmpty()) {
+                // the inventory counts them per profile; the UUID is what a task on the device is started with
+                spec.put("mig", Map.of("strategy", "mixed", "devices", migDevices.stream()
+                        .map(d -> Map.<String, Object>of("id", d.uuid(), "gpu", d.gpu(), "profile", d.profile())).toList()));
+            }
             return spec;
         }
+    }
+
+    private static final java.util.regex.Pattern GPU_LINE = java.util.regex.Pattern.compile("^GPU\\s+(\\d+):");
+    private static final java.util.regex.Pattern MIG_LINE =
+            java.util.regex.Pattern.compile("^\\s+MIG\\s+(\\S+)\\s+Device\\s+\\d+:\\s+\\(UUID:\\s*(MIG-[^)\\s]+)\\)");
+
+    /**
+     * The MIG devices in the text of {@code nvidia-smi -L}: each {@code MIG <profile> Device <n>: (UUID: MIG-…)} line
+     * under the {@code GPU <index>: …} line of the GPU it is carved from. Empty when no GPU is in MIG mode.
+     */
+    public static List<MigDevice> parseMigDevices(String listing) {
+        List<MigDevice> out = new ArrayList<>();
+        int gpu = -1;
+        for (String line : listing.split("\\R")) {
+            java.util.regex.Matcher g = GPU_LINE.matcher(line);
+            if (g.find()) {
+                gpu = Integer.parseInt(g.group(1));
+                continue;
+            }
+            java.util.regex.Matcher m = MIG_LINE.matcher(line);
+            if (m.find() && gpu >= 0) {
+                out.add(new MigDevice(gpu, m.group(1), m.group(2)));
+            }
+        }
+        return out;
     }
 
     private Discovery() {
@@ -108,7 +151,9 @@ public final class Discovery {
         List<Gpu> gpus = nvidiaSmiGpus();
         if (!gpus.isEmpty()) {
             String topo = run("nvidia-smi", "topo", "-m");
-            return new Host(modelOf(gpus.getFirst().name()), gpus.size(), gpus.getFirst().memoryMiB(), topo, cpu, memory, false);
+            String listing = run("nvidia-smi", "-L");
+            List<MigDevice> migs = listing == null ? List.of() : parseMigDevices(listing);
+            return new Host(modelOf(gpus.getFirst().name()), gpus.size(), gpus.getFirst().memoryMiB(), topo, cpu, memory, false, migs);
         }
         return simulated(fallbackSimulation, cpu, memory);
     }

@@ -54,6 +54,32 @@ class DiscoveryTest {
     }
 
     @Test
+    void migDevicesComeFromNvidiaSmiListingUnderTheirGpuAndGoToTheInventoryByUuid() {
+        // nvidia-smi -L on an A100 host with MIG enabled on GPU 1 only (driver 535 spelling)
+        String listing = """
+                GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1f2e3d4c-0000-1111-2222-333344445555)
+                GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-1f2e3d4c-0000-1111-2222-333344445556)
+                  MIG 3g.40gb     Device  0: (UUID: MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c)
+                  MIG 1g.10gb     Device  1: (UUID: MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d)
+                  MIG 1g.10gb+me  Device  2: (UUID: MIG-9f8e7d6c-5b4a-5392-8170-6f5e4d3c2b1a)
+                """;
+        List<Discovery.MigDevice> migs = Discovery.parseMigDevices(listing);
+        assertThat(migs).containsExactly(
+                new Discovery.MigDevice(1, "3g.40gb", "MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c"),
+                new Discovery.MigDevice(1, "1g.10gb", "MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d"),
+                new Discovery.MigDevice(1, "1g.10gb+me", "MIG-9f8e7d6c-5b4a-5392-8170-6f5e4d3c2b1a"));
+        assertThat(Discovery.parseMigDevices(listing.lines().limit(2).reduce("", (a, b) -> a + b + "\n"))).isEmpty();
+
+        Discovery.Host host = new Discovery.Host("A100-SXM4-80GB", 2, 81920, null, 64000, 512000, false, migs);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> mig = (Map<String, Object>) host.toNodeSpec(Map.of()).get("mig");
+        assertThat(mig).containsEntry("strategy", "mixed");
+        assertThat((List<?>) mig.get("devices")).first()
+                .isEqualTo(Map.of("id", "MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c", "gpu", 1, "profile", "3g.40gb"));
+        assertThat(new Discovery.Host("A100-SXM4-80GB", 2, 81920, null, 64000, 512000, false).toNodeSpec(Map.of())).doesNotContainKey("mig");
+    }
+
+    @Test
     void simulatedGpusAreDeclaredAndMarkedSo() {
         Discovery.Host host = Discovery.simulated("8:A100", 16000, 65536);
         assertThat(host.gpus()).isEqualTo(8);

@@ -64,6 +64,17 @@ class TaskProcessTest {
     }
 
     @Test
+    void aTaskOnMigDevicesSeesExactlyThemByUuid() {
+        Assignment base = assignment(List.of(), 0, 1);
+        Assignment onMig = new Assignment(base.jobId(), "train", 1L, "worker-0", "worker", List.of("x"), List.of(), null, 0, 0, 0, 1, 0,
+                1, 0, 1, "a", 1, false, null, false, 0, null, null, null, null, null,
+                List.of("MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c", "MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d"));
+        assertThat(onMig.environment(dir))
+                .containsEntry("CUDA_VISIBLE_DEVICES", "MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c,MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d")
+                .containsEntry("NVIDIA_VISIBLE_DEVICES", "MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c,MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d");
+    }
+
+    @Test
     void aTaskWithoutGpusSeesNone() {
         Map<String, String> env = assignment(List.of(), 0, 1).environment(dir);
         assertThat(env).containsEntry("CUDA_VISIBLE_DEVICES", "").containsEntry("NVIDIA_VISIBLE_DEVICES", "void");

@@ -10,11 +10,13 @@ import static org.hamcrest.Matchers.contains;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.hasItem;
+import static org.hamcrest.Matchers.hasItems;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.hamcrest.Matchers.startsWith;
 
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.nodes.NodeChanged;
+import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.contracts.nodes.NodeRemoved;
 import dev.gantry.inventory.domain.NvidiaSmiTopologyTest;
 import dev.gantry.testing.TestDatabase;
@@ -100,6 +102,31 @@ class AgentApiTest {
         put("agent-sim-02", DGX.replaceFirst("\\{", "{\"source\": \"FILE\", ")).statusCode(400)
                 .contentType(startsWith("application/problem+json"));
         given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-sim-02").then().statusCode(404);
+    }
+
+    @Test
+    void aNodesMigDevicesAreStoredShownAndPublishedOneByOne() throws Exception {
+        String devices = "[{\"id\": \"MIG-9c1f\", \"gpu\": 7, \"profile\": \"3g.40gb\"},"
+                + " {\"id\": \"MIG-77aa\", \"gpu\": 7, \"profile\": \"3g.40gb\"}]";
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            Subscription sub = nats.connection().subscribe("nodes.>");
+            nats.connection().flush(Duration.ofSeconds(2));
+            put("agent-mig-01", DGX.replace("\"taints\": []", "\"mig\": {\"strategy\": \"mixed\", \"devices\": " + devices + "}"))
+                    .statusCode(200)
+                    .body("mig.profiles.'3g.40gb'", equalTo(2))
+                    .body("mig.devices.id", contains("MIG-9c1f", "MIG-77aa"));
+            given().auth().oauth2(TestTokens.user("alice", "vision")).when().get("/v1/nodes/agent-mig-01").then().statusCode(200)
+                    .body("mig.devices[0].gpu", equalTo(7)).body("mig.devices[0].profile", equalTo("3g.40gb"));
+            NodeChanged published = next(sub, "nodes.upserted", "agent-mig-01", NodeChanged.class);
+            assertThat(published.node().mig().devices()).extracting(NodeInfo.MigDevice::id).containsExactly("MIG-9c1f", "MIG-77aa");
+        }
+        // a scenario file's node names them migDevices: the same
+        put("agent-mig-02", DGX.replace("\"taints\": []", "\"migDevices\": " + devices)).statusCode(200)
+                .body("mig.strategy", equalTo("mixed")).body("mig.devices.size()", equalTo(2));
+        put("agent-mig-bad", DGX.replace("\"taints\": []", "\"migDevices\": [{\"id\": \"MIG-1\", \"gpu\": 8, \"profile\": \"3g.40gb\"},"
+                + " {\"id\": \"MIG-1\", \"gpu\": 0, \"profile\": \"3 slices\"}]")).statusCode(422)
+                .body("errors.field", hasItems("mig.devices[0].gpu", "mig.devices[1].id", "mig.devices[1].profile"));
+        given().auth().oauth2(TestTokens.admin()).when().get("/v1/nodes/agent-mig-bad").then().statusCode(404);
     }
 
     @Test

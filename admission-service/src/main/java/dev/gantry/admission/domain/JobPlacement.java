@@ -25,17 +25,28 @@ public record JobPlacement(int attempt, Instant boundAt, List<Task> tasks) {
         tasks = tasks == null ? List.of() : List.copyOf(tasks);
     }
 
-    /** One task: its node, the indices of its GPUs there, the thousandths of each it shares (null: whole GPUs). */
-    public record Task(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+    /**
+     * One task: its node, the indices of its GPUs there, the thousandths of each it shares (null: whole GPUs), the
+     * MIG devices it holds (ids; left out of the JSON when none).
+     */
+    public record Task(String task, String node, List<Integer> gpus, Integer gpuMilli,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+            List<String> migDevices) {
         public Task {
             gpus = gpus == null ? List.of() : List.copyOf(gpus);
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+        }
+
+        /** On whole or shared GPUs. */
+        public Task(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+            this(task, node, gpus, gpuMilli, List.of());
         }
     }
 
     public static JobPlacement of(int attempt, PlacementBound bound) {
         List<Task> tasks = new ArrayList<>();
         for (PlacementBound.BoundTask t : bound.tasks()) {
-            tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+            tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migDevices()));
         }
         return new JobPlacement(attempt, bound.boundAt(), tasks);
     }
@@ -44,7 +55,7 @@ public record JobPlacement(int attempt, Instant boundAt, List<Task> tasks) {
     public static JobPlacement moved(int attempt, PlacementMigrated moved) {
         List<Task> tasks = new ArrayList<>();
         for (PlacementBound.BoundTask t : moved.tasks()) {
-            tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+            tasks.add(new Task(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migDevices()));
         }
         return new JobPlacement(attempt, moved.at(), tasks);
     }

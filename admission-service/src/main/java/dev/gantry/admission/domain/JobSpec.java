@@ -2,6 +2,7 @@ package dev.gantry.admission.domain;
 
 import dev.gantry.contracts.jobs.JobQueued.Network;
 import dev.gantry.contracts.jobs.JobQueued.Toleration;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.contracts.validation.DnsName;
 import dev.gantry.contracts.validation.FieldViolation;
 import java.util.ArrayList;
@@ -165,6 +166,7 @@ public record JobSpec(
             if (group.gpuMilli() != null && group.gpusPerReplica() != 1) {
                 errors.add(new FieldViolation(at + ".gpusPerReplica", "must be 1 when gpuMilli is set"));
             }
+            migViolations(errors, at, group);
             if (group.cpuMillis() < 0) {
                 errors.add(new FieldViolation(at + ".cpuMillis", "must be 0 or more"));
             }
@@ -202,6 +204,27 @@ public record JobSpec(
             errors.add(new FieldViolation("migratable", "a migratable job must be checkpointable (set checkpointable: true)"));
         }
         return errors;
+    }
+
+    /**
+     * A MIG request: a profile as NVIDIA spells it, one or more devices per replica, no GPU share beside it,
+     * and no NVLink or NUMA wish (a MIG device has neither).
+     */
+    private void migViolations(List<FieldViolation> errors, String at, TaskGroupSpec group) {
+        if (group.migProfile() == null) {
+            return;
+        }
+        if (!MigProfile.valid(group.migProfile())) {
+            errors.add(new FieldViolation(at + ".migProfile", "must be a MIG profile as NVIDIA names them, such as 1g.10gb, 3g.40gb or "
+                    + "1g.10gb+me (<compute slices>g.<memory>gb), not '" + group.migProfile() + "'"));
+        } else if (group.gpuMilli() != null) {
+            errors.add(new FieldViolation(at + ".migProfile", "a task group asks for MIG devices or a share of a GPU (gpuMilli), not both"));
+        } else if (group.gpusPerReplica() < 1) {
+            errors.add(new FieldViolation(at + ".gpusPerReplica", "must be 1..64 (MIG devices per replica) when migProfile is set"));
+        } else if ("nvlink".equals(gpuTopology) || "numa".equals(gpuTopology)) {
+            errors.add(new FieldViolation(at + ".migProfile", "MIG devices have no NVLink island or NUMA node to choose: leave gpuTopology out "
+                    + "(or any) for a job with MIG task groups"));
+        }
     }
 
     private static void checkLevel(List<FieldViolation> errors, String field, String level) {

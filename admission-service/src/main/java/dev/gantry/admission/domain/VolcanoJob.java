@@ -3,6 +3,7 @@ package dev.gantry.admission.domain;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gantry.contracts.jobs.JobQueued.Network;
 import dev.gantry.contracts.jobs.JobQueued.Toleration;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.contracts.resources.Quantity;
 import dev.gantry.contracts.validation.FieldViolation;
 import java.util.ArrayList;
@@ -15,7 +16,8 @@ import java.util.function.Function;
  * Reads a Volcano {@code batch.volcano.sh/v1alpha1} Job, as users already write them, into a
  * {@link JobSpec}: {@code spec.minAvailable}, {@code spec.queue}, {@code spec.priorityClassName},
  * and per task its replicas, the first container's image, command and resources
- * ({@code nvidia.com/gpu}, cpu, memory from limits, else requests), node selector and tolerations;
+ * ({@code nvidia.com/gpu}, or MIG devices as NVIDIA's device plugin names them in its mixed strategy,
+ * {@code nvidia.com/mig-<profile>}; cpu, memory; from limits, else requests), node selector and tolerations;
  * the gang's network locality from {@code spec.networkTopology} or the {@code gantry.dev/*} annotations.
  * What Gantry cannot honour is refused by name rather than silently dropped.
  */
@@ -63,6 +65,16 @@ public final class VolcanoJob {
             JsonNode resources = container.path("resources");
             String resAt = at + ".template.spec.containers[0].resources";
             int gpus = (int) resource(resources, GPU, Quantity::wholeCount, resAt, errors);
+            String[] mig = migResource(resources, resAt, errors);
+            String migProfile = null;
+            if (mig != null) {
+                if (gpus > 0) {
+                    errors.add(new FieldViolation(resAt + ".limits." + mig[0], "a container asks for whole GPUs (" + GPU
+                            + ") or MIG devices (" + MigProfile.RESOURCE_PREFIX + "<profile>), not both"));
+                }
+                migProfile = MigProfile.ofResource(mig[0]);
+                gpus = (int) resource(resources, mig[0], Quantity::wholeCount, resAt, errors);
+            }
             long cpu = resource(resources, "cpu", Quantity::cpuMillis, resAt, errors);
             long memory = resource(resources, "memory", Quantity::memoryMiB, resAt, errors);
             List<String> command = new ArrayList<>();
@@ -79,7 +91,8 @@ public final class VolcanoJob {
                 env.put(var.path("name").asText(""), var.path("value").asText(""));
             }
             groups.add(new TaskGroupSpec(task.path("name").asText(null), task.path("replicas").asInt(1), gpus, null, cpu, memory,
-                    container.path("image").asText(null), command, container.path("workingDir").asText(null), env.isEmpty() ? null : env));
+                    container.path("image").asText(null), command, container.path("workingDir").asText(null), env.isEmpty() ? null : env,
+                    migProfile));
             podSpec.path("nodeSelector").fields().forEachRemaining(e -> nodeSelector.put(e.getKey(), e.getValue().asText()));
             podSpec.path("tolerations").forEach(t -> tolerations.add(new Toleration(t.path("key").asText(null),
                     t.hasNonNull("value") ? t.get("value").asText() : null)));
@@ -119,6 +132,36 @@ public final class VolcanoJob {
         required = annotations.path(NETWORK_REQUIRED).asText(required);
         preferred = annotations.path(NETWORK_PREFERRED).asText(preferred);
         return required == null && preferred == null ? null : new Network(required, preferred);
+    }
+
+    /**
+     * The container's MIG resource ({@code nvidia.com/mig-1g.10gb}, or {@code nvidia.com/mig-1g.10gb.me} for profile
+     * {@code 1g.10gb+me}) as {@code {resource name}}, from limits, else requests; null when it asks for none. More than
+     * one MIG resource, or one that names no profile, is a violation.
+     */
+    private static String[] migResource(JsonNode resources, String at, List<FieldViolation> errors) {
+        for (String kind : List.of("limits", "requests")) {
+            List<String> names = new ArrayList<>();
+            resources.path(kind).fieldNames().forEachRemaining(n -> {
+                if (n.startsWith(MigProfile.RESOURCE_PREFIX)) {
+                    names.add(n);
+                }
+            });
+            if (names.isEmpty()) {
+                continue;
+            }
+            if (names.size() > 1) {
+                errors.add(new FieldViolation(at + "." + kind, "a container asks for MIG devices of one profile, not " + names));
+                return null;
+            }
+            if (MigProfile.ofResource(names.getFirst()) == null) {
+                errors.add(new FieldViolation(at + "." + kind + "." + names.getFirst(), "names no MIG profile: NVIDIA's device plugin "
+                        + "calls MIG devices " + MigProfile.RESOURCE_PREFIX + "<profile>, e.g. nvidia.com/mig-1g.10gb"));
+                return null;
+            }
+            return new String[] {names.getFirst()};
+        }
+        return null;
     }
 
     /** A resource from limits, else requests, else 0; an unreadable quantity is a violation. */

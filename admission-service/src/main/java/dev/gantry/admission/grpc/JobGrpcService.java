@@ -148,7 +148,8 @@ public class JobGrpcService implements JobService {
                         .map(g -> new TaskGroupSpec(g.getName(), g.getReplicas(), g.getGpusPerReplica(),
                                 g.hasGpuMilli() ? g.getGpuMilli() : null, g.getCpuMillis(), g.getMemoryMib(),
                                 g.getImage().isEmpty() ? null : g.getImage(), g.getCommandList(),
-                                g.getWorkingDir().isEmpty() ? null : g.getWorkingDir(), g.getEnvMap()))
+                                g.getWorkingDir().isEmpty() ? null : g.getWorkingDir(), g.getEnvMap(),
+                                g.hasMigProfile() && !g.getMigProfile().isEmpty() ? g.getMigProfile() : null))
                         .toList(),
                 job.getGpuModelsList(), job.hasGpuTopology() ? job.getGpuTopology() : null, network, job.getRequireInfiniband(),
                 job.getNodeSelectorMap(),
@@ -181,7 +182,8 @@ public class JobGrpcService implements JobService {
                     .setBoundAt(placement.boundAt() == null ? "" : placement.boundAt().toString())
                     .setNodeList(placement.nodeList());
             for (JobPlacement.Task t : placement.tasks()) {
-                TaskPlacement.Builder task = TaskPlacement.newBuilder().setTask(t.task()).setNode(t.node()).addAllGpus(t.gpus());
+                TaskPlacement.Builder task = TaskPlacement.newBuilder().setTask(t.task()).setNode(t.node()).addAllGpus(t.gpus())
+                        .addAllMigDevices(t.migDevices());
                 if (t.gpuMilli() != null) {
                     task.setGpuMilli(t.gpuMilli());
                 }

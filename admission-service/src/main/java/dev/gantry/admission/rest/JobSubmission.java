@@ -17,7 +17,8 @@ import java.util.Map;
 
 /**
  * The JSON body of {@code POST /v1/jobs}: the pending job of the scenario format plus queue, team,
- * priority class, labels, and image and command per task group. Field limits follow FORMAT.md;
+ * priority class, labels, and image and command per task group; a task group's {@code migProfile} asks for
+ * {@code gpusPerReplica} MIG devices of that profile per replica. Field limits follow FORMAT.md;
  * omitted fields take its defaults (preemptible, not checkpointable, not migratable, any topology).
  */
 public record JobSubmission(
@@ -51,17 +52,23 @@ public record JobSubmission(
             @Size(max = 1024) String image,
             List<String> command,
             String workingDir,
-            Map<String, String> env) {
+            Map<String, String> env,
+            @Size(max = 64) String migProfile) {
     }
 
     public JobSpec toSpec() {
         return new JobSpec(name, queue, team, priorityClassName, priority == null ? 0 : priority, minAvailable,
                 taskGroups.stream()
                         .map(g -> new TaskGroupSpec(g.name(), g.replicas(), g.gpusPerReplica(), g.gpuMilli(), g.cpuMillis(),
-                                g.memoryMiB(), g.image(), g.command() == null ? List.of() : g.command(), g.workingDir(), g.env()))
+                                g.memoryMiB(), g.image(), g.command() == null ? List.of() : g.command(), g.workingDir(), g.env(),
+                                blankToNull(g.migProfile())))
                         .toList(),
                 gpuModels, gpuTopology, network, Boolean.TRUE.equals(requireInfiniBand), nodeSelector, tolerations,
                 preemptible == null || preemptible, Boolean.TRUE.equals(checkpointable), checkpointGraceSeconds,
                 estimatedRuntimeSeconds, labels, Boolean.TRUE.equals(migratable));
+    }
+
+    private static String blankToNull(String text) {
+        return text == null || text.isEmpty() ? null : text;
     }
 }

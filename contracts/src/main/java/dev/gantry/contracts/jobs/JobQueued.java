@@ -54,13 +54,22 @@ public record JobQueued(
      * {@code image} and {@code command}: what the kubernetes binder runs in each pod of the group
      * (null for jobs whose pods the user creates, and in standalone mode); {@code workingDir} and
      * {@code env}: where and with what environment a node agent runs each task (null: its defaults;
-     * left out of the JSON then, so the event is what it was before these fields).
+     * left out of the JSON then, so the event is what it was before these fields). {@code migProfile}: each
+     * replica asks for {@code gpusPerReplica} MIG devices of this profile ({@code 1g.10gb}) instead of whole GPUs
+     * (null: whole GPUs or a share; left out of the JSON then).
      */
     public record TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
             String image, List<String> command,
             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String workingDir,
             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-            Map<String, String> env) {
+            Map<String, String> env,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) String migProfile) {
+
+        /** Without a MIG profile: what producers before that field sent. */
+        public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB,
+                String image, List<String> command, String workingDir, Map<String, String> env) {
+            this(name, replicas, gpusPerReplica, gpuMilli, cpuMillis, memoryMiB, image, command, workingDir, env, null);
+        }
 
         /** Without image and command (planning needs neither). */
         public TaskGroup(String name, int replicas, int gpusPerReplica, Integer gpuMilli, long cpuMillis, long memoryMiB) {
@@ -82,7 +91,7 @@ public record JobQueued(
     public record Toleration(String key, String value) {
     }
 
-    /** GPUs the whole job asks for (a shared GPU slice counts as one). */
+    /** GPUs the whole job asks for (a shared GPU slice counts as one, and so does a MIG device). */
     public int totalGpus() {
         return taskGroups.stream().mapToInt(g -> g.replicas() * g.gpusPerReplica()).sum();
     }

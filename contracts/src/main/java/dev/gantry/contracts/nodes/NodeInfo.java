@@ -80,15 +80,37 @@ public record NodeInfo(
     }
 
     /**
-     * MIG partitioning as NVIDIA's device plugin exposes it.
+     * MIG partitioning: how many MIG devices of each profile, and (where the source knows them) the devices
+     * one by one. A GPU that carries a MIG device is in MIG mode: it is never given out whole or shared.
      *
      * @param strategy {@code none}, {@code single} or {@code mixed} (the {@code nvidia.com/mig.strategy} label)
      * @param profiles MIG devices on the node by profile ({@code 1g.10gb} → 7); empty when unknown
+     * @param devices  the MIG devices one by one (what placement can give out); empty when the source counts
+     *                 profiles only
      */
-    public record Mig(String strategy, Map<String, Integer> profiles) {
+    public record Mig(String strategy, Map<String, Integer> profiles, List<MigDevice> devices) {
         public Mig {
             profiles = profiles == null ? Map.of() : profiles;
+            devices = devices == null ? List.of() : devices;
         }
+
+        /** Profiles counted, devices not known one by one (what producers before {@code devices} sent). */
+        public Mig(String strategy, Map<String, Integer> profiles) {
+            this(strategy, profiles, List.of());
+        }
+    }
+
+    /**
+     * One MIG device.
+     *
+     * @param id      the device's identity on the node: its UUID ({@code MIG-…}) when the source knows it (nvidia-smi,
+     *                the DRA driver's {@code uuid} attribute), else a name unique on the node; a task given the device
+     *                is started with it in {@code CUDA_VISIBLE_DEVICES}
+     * @param gpu     the index of the GPU it is carved from (that GPU is in MIG mode)
+     * @param profile its profile, {@code 1g.10gb}
+     * @param device  the DRA driver's device name ({@code gpu-1-mig-1g10gb-19-0}), null from other sources
+     */
+    public record MigDevice(String id, int gpu, String profile, String device) {
     }
 
     public enum Health { READY, NOT_READY, UNKNOWN }

@@ -35,11 +35,21 @@ public record PlacementBound(UUID jobId, String queue, String owner, int gpus, S
      * @param node     the node it was bound to
      * @param gpus     the indices of its GPUs on that node (empty: none)
      * @param gpuMilli thousandths of each GPU it shares, null when it holds its GPUs whole
+     * @param migDevices the MIG devices it holds (their ids, see {@code NodeInfo.MigDevice}); empty when none, and
+     *                 left out of the JSON then
      */
-    public record BoundTask(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+    public record BoundTask(String task, String node, List<Integer> gpus, Integer gpuMilli,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+            List<String> migDevices) {
         @JsonCreator
         public BoundTask {
             gpus = gpus == null ? List.of() : List.copyOf(gpus);
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+        }
+
+        /** Without MIG devices. */
+        public BoundTask(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+            this(task, node, gpus, gpuMilli, List.of());
         }
     }
 }

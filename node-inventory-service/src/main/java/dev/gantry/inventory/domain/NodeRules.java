@@ -1,6 +1,7 @@
 package dev.gantry.inventory.domain;
 
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.contracts.validation.DnsName;
 import dev.gantry.contracts.validation.FieldViolation;
 import java.util.ArrayList;
@@ -18,6 +19,43 @@ public final class NodeRules {
     public static final List<String> TAINT_EFFECTS = List.of("NoSchedule", "PreferNoSchedule", "NoExecute");
 
     private NodeRules() {
+    }
+
+    /** MIG devices a node may have (seven per GPU on eight GPUs fit; placement keeps them in a 64-bit mask). */
+    public static final int MAX_MIG_DEVICES = 64;
+
+    private static void migDevices(List<FieldViolation> errors, String field, NodeInfo node) {
+        List<NodeInfo.MigDevice> devices = node.mig().devices();
+        if (devices.size() > MAX_MIG_DEVICES) {
+            errors.add(new FieldViolation(field, "a node has at most " + MAX_MIG_DEVICES + " MIG devices, not " + devices.size()));
+            return;
+        }
+        Set<String> ids = new HashSet<>();
+        Map<String, Integer> counted = new java.util.TreeMap<>();
+        for (int i = 0; i < devices.size(); i++) {
+            NodeInfo.MigDevice d = devices.get(i);
+            String p = field + "[" + i + "]";
+            if (d == null) {
+                errors.add(new FieldViolation(p, "is required"));
+                continue;
+            }
+            if (d.id() == null || d.id().isBlank() || d.id().length() > 253) {
+                errors.add(new FieldViolation(p + ".id", "is required (1..253 characters: the MIG device's UUID, or a name unique on the node)"));
+            } else if (!ids.add(d.id())) {
+                errors.add(new FieldViolation(p + ".id", "duplicate MIG device " + d.id()));
+            }
+            if (d.gpu() < 0 || d.gpu() >= node.gpus()) {
+                errors.add(new FieldViolation(p + ".gpu", "GPU index " + d.gpu() + " is not on the node (" + node.gpus() + " GPUs)"));
+            }
+            if (!MigProfile.valid(d.profile())) {
+                errors.add(new FieldViolation(p + ".profile", "'" + d.profile() + "' is not a MIG profile such as 1g.10gb"));
+            } else {
+                counted.merge(d.profile(), 1, Integer::sum);
+            }
+        }
+        if (!devices.isEmpty() && !node.mig().profiles().isEmpty() && !counted.equals(new java.util.TreeMap<>(node.mig().profiles()))) {
+            errors.add(new FieldViolation(field, "count " + counted + " per profile, but mig.profiles says " + new java.util.TreeMap<>(node.mig().profiles())));
+        }
     }
 
     public static List<FieldViolation> violations(NodeInfo node) {
@@ -56,12 +94,13 @@ public final class NodeRules {
                 errors.add(new FieldViolation(prefix + "mig.strategy", "must be none, single or mixed"));
             }
             for (Map.Entry<String, Integer> profile : node.mig().profiles().entrySet()) {
-                if (profile.getKey() == null || !profile.getKey().matches("\\d+g\\.\\d+gb(\\+me)?")) {
+                if (!MigProfile.valid(profile.getKey())) {
                     errors.add(new FieldViolation(prefix + "mig.profiles", "'" + profile.getKey() + "' is not a MIG profile such as 1g.10gb"));
                 } else if (profile.getValue() == null || profile.getValue() < 0 || profile.getValue() > 7 * MAX_GPUS) {
                     errors.add(new FieldViolation(prefix + "mig.profiles." + profile.getKey(), "must be 0.." + 7 * MAX_GPUS));
                 }
             }
+            migDevices(errors, prefix + "mig.devices", node);
         }
         for (String key : node.labels().keySet()) {
             if (key == null || key.isBlank() || key.length() > 317) {

@@ -28,6 +28,13 @@ import java.util.regex.Pattern;
  * publish neither attribute and name GPUs by minor number). NUMA is attribute {@code numa} where published.
  * Attribute names may also come qualified with the driver's domain ({@code gpu.nvidia.com/index}).
  * Only the newest generation of each pool counts: slices of an older one are being replaced.
+ *
+ * <p>MIG: the driver publishes a GPU in MIG mode as its MIG devices only, not as a GPU device ({@code nvlib.go}:
+ * a MIG-enabled GPU is not added to the allocatable devices, its MIG devices are). A MIG device's GPU is attribute
+ * {@code parentIndex} (drivers up to 25.3), else the GPU device its {@code parentUUID} names, else the number in
+ * its name {@code gpu-<parent minor>-mig-...} (every driver names MIG devices so). MIG devices that consume
+ * shared counters are the possible partitions of the driver's dynamic MIG (feature gate {@code DynamicMIG},
+ * KEP-4815 partitionable devices), not devices that exist: they overlap, and are left out.
  */
 public record DriverDevices(List<Gpu> gpus, List<Mig> migs) {
 
@@ -36,13 +43,15 @@ public record DriverDevices(List<Gpu> gpus, List<Mig> migs) {
             long memoryMiB, Integer numa) {
     }
 
-    /** One MIG device and the GPU it is carved from. */
-    public record Mig(String device, String pool, String uuid, String profile, String parentUuid, long memoryMiB) {
+    /** One MIG device, the index of the GPU it is carved from ({@code gpu}) and that GPU's product name. */
+    public record Mig(String device, String pool, String uuid, String profile, String parentUuid, long memoryMiB, int gpu,
+            String productName) {
     }
 
     public static final DriverDevices NONE = new DriverDevices(List.of(), List.of());
 
     private static final Pattern GPU_NAME = Pattern.compile("^gpu-(\\d+)$");
+    private static final Pattern MIG_NAME = Pattern.compile("^gpu-(\\d+)-mig-.+$");
 
     public boolean isEmpty() {
         return gpus.isEmpty() && migs.isEmpty();
@@ -57,7 +66,8 @@ public record DriverDevices(List<Gpu> gpus, List<Mig> migs) {
                 .toList();
         mine.forEach(s -> newest.merge(s.getSpec().getPool().getName(), generation(s), Math::max));
         List<Gpu> gpus = new ArrayList<>();
-        List<Mig> migs = new ArrayList<>();
+        List<Device> migDevices = new ArrayList<>();
+        List<String> migPools = new ArrayList<>();
         for (ResourceSlice slice : mine) {
             String pool = slice.getSpec().getPool().getName();
             if (generation(slice) < newest.get(pool) || slice.getSpec().getDevices() == null) {
@@ -74,11 +84,29 @@ public record DriverDevices(List<Gpu> gpus, List<Mig> migs) {
                     Long numa = integer(d, driver, "numa");
                     gpus.add(new Gpu(index, d.getName(), pool, string(d, driver, "uuid"), string(d, driver, "productName"),
                             version(d, driver, "cudaComputeCapability"), memoryMiB(d), numa == null ? null : numa.intValue()));
-                } else if ("mig".equals(type)) {
-                    migs.add(new Mig(d.getName(), pool, string(d, driver, "uuid"), string(d, driver, "profile"),
-                            string(d, driver, "parentUUID"), memoryMiB(d)));
+                } else if ("mig".equals(type) && (d.getConsumesCounters() == null || d.getConsumesCounters().isEmpty())) {
+                    migDevices.add(d);
+                    migPools.add(pool);
                 }
             }
+        }
+        Map<String, Integer> gpuByUuid = new HashMap<>();
+        gpus.forEach(g -> {
+            if (g.uuid() != null) {
+                gpuByUuid.put(g.uuid(), g.index());
+            }
+        });
+        List<Mig> migs = new ArrayList<>();
+        for (int i = 0; i < migDevices.size(); i++) {
+            Device d = migDevices.get(i);
+            String parent = string(d, driver, "parentUUID");
+            Integer gpu = parentIndex(d, driver, parent == null ? null : gpuByUuid.get(parent));
+            if (gpu == null) {
+                throw new IllegalArgumentException("node " + node + ": MIG device " + d.getName()
+                        + " names no GPU (attribute parentIndex, a parentUUID of a GPU device, or a name gpu-<n>-mig-...)");
+            }
+            migs.add(new Mig(d.getName(), migPools.get(i), string(d, driver, "uuid"), string(d, driver, "profile"), parent, memoryMiB(d),
+                    gpu, string(d, driver, "productName")));
         }
         gpus.sort(Comparator.comparingInt(Gpu::index));
         migs.sort(Comparator.comparing(Mig::device));
@@ -113,6 +141,26 @@ public record DriverDevices(List<Gpu> gpus, List<Mig> migs) {
         }
         Matcher m = GPU_NAME.matcher(d.getName() == null ? "" : d.getName());
         return m.matches() ? Integer.valueOf(m.group(1)) : null;
+    }
+
+    private static Integer parentIndex(Device d, String driver, Integer byUuid) {
+        Long index = integer(d, driver, "parentIndex");
+        if (index != null) {
+            return Math.toIntExact(index);
+        }
+        if (byUuid != null) {
+            return byUuid;
+        }
+        Matcher m = MIG_NAME.matcher(d.getName() == null ? "" : d.getName());
+        return m.matches() ? Integer.valueOf(m.group(1)) : null;
+    }
+
+    /** The GPU indices of the node: its GPU devices and the GPUs in MIG mode its MIG devices are carved from, ascending. */
+    public List<Integer> gpuIndices() {
+        java.util.TreeSet<Integer> all = new java.util.TreeSet<>();
+        gpus.forEach(g -> all.add(g.index()));
+        migs.forEach(m -> all.add(m.gpu()));
+        return List.copyOf(all);
     }
 
     private static DeviceAttribute attribute(Device d, String driver, String name) {

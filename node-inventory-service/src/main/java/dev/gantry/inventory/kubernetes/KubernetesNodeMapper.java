@@ -1,6 +1,7 @@
 package dev.gantry.inventory.kubernetes;
 
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.inventory.domain.GpuGroups;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
@@ -29,10 +30,11 @@ import java.util.TreeMap;
  * </ul>
  * When the GPU driver publishes the node's devices in {@code ResourceSlice}s ({@link DriverDevices}, Dynamic
  * Resource Allocation), they win over the device plugin's labels and allocatable: GPUs are the driver's GPU
- * devices (indices 0..n-1), the model its {@code productName} (unless GFD's label names it), memory per GPU
- * its smallest {@code memory} capacity, NUMA groups its {@code numa} attributes where every GPU has one (else
- * the annotation), MIG profiles its MIG devices, and the GPUs can be shared (the driver shares a GPU through
- * a claim's configuration). NVLink islands stay the annotation's: the driver publishes no NVLink attribute.
+ * devices and the GPUs in MIG mode its MIG devices are carved from (indices 0..n-1), the model its
+ * {@code productName} (unless GFD's label names it), memory per GPU its smallest {@code memory} capacity, NUMA
+ * groups its {@code numa} attributes where every GPU has one (else the annotation), MIG devices one by one (id:
+ * the MIG UUID) and counted per profile, and the GPUs can be shared (the driver shares a GPU through a claim's
+ * configuration). NVLink islands stay the annotation's: the driver publishes no NVLink attribute.
  * An annotation that does not parse throws {@link IllegalArgumentException} naming it.
  */
 public final class KubernetesNodeMapper {
@@ -63,28 +65,32 @@ public final class KubernetesNodeMapper {
     /** The node as {@link #map(Node)} reads it, with the driver's devices (if any) in place of the device plugin's view. */
     public static NodeInfo map(Node node, DriverDevices devices) {
         NodeInfo plugin = mapFromLabels(node);
-        if (devices.gpus().isEmpty()) {
+        if (devices.isEmpty()) {
             return plugin;
         }
         List<DriverDevices.Gpu> gpus = devices.gpus();
-        for (int i = 0; i < gpus.size(); i++) {
-            if (gpus.get(i).index() != i) {
-                throw new IllegalArgumentException("ResourceSlices of " + plugin.name() + ": GPU indices are not 0.." + (gpus.size() - 1)
-                        + " (device " + gpus.get(i).device() + " has index " + gpus.get(i).index() + ")");
+        // a GPU in MIG mode is published as its MIG devices only: it counts among the node's GPUs all the same
+        List<Integer> indices = devices.gpuIndices();
+        for (int i = 0; i < indices.size(); i++) {
+            if (indices.get(i) != i) {
+                throw new IllegalArgumentException("ResourceSlices of " + plugin.name() + ": GPU indices are not 0.." + (indices.size() - 1)
+                        + " (GPUs and MIG devices' GPUs: " + indices + ")");
             }
         }
+        String product = !gpus.isEmpty() ? gpus.get(0).productName() : devices.migs().get(0).productName();
         String model = plugin.labels().containsKey(GPU_PRODUCT) ? plugin.gpuModel()
-                : gpus.get(0).productName() == null ? null : gpus.get(0).productName().trim().replace(' ', '-'); // GFD's spelling
+                : product == null ? null : product.trim().replace(' ', '-'); // GFD's spelling
         long memory = gpus.stream().mapToLong(DriverDevices.Gpu::memoryMiB).filter(m -> m > 0).min().orElse(plugin.gpuMemoryMiB());
         List<List<Integer>> numa = plugin.numaNodes();
-        if (gpus.stream().allMatch(g -> g.numa() != null)) {
+        if (!gpus.isEmpty() && gpus.stream().allMatch(g -> g.numa() != null)) {
             Map<Integer, List<Integer>> byNuma = new TreeMap<>();
             gpus.forEach(g -> byNuma.computeIfAbsent(g.numa(), k -> new java.util.ArrayList<>()).add(g.index()));
             numa = List.copyOf(byNuma.values());
         }
         NodeInfo.Mig mig = devices.migs().isEmpty() ? plugin.mig()
-                : new NodeInfo.Mig(plugin.labels().getOrDefault(MIG_STRATEGY, "mixed"), devices.migProfiles());
-        return new NodeInfo(plugin.name(), model, gpus.size(), plugin.nvlinkIslands(), numa, true,
+                : new NodeInfo.Mig(plugin.labels().getOrDefault(MIG_STRATEGY, "mixed"), devices.migProfiles(), devices.migs().stream()
+                        .map(m -> new NodeInfo.MigDevice(m.uuid() != null ? m.uuid() : m.device(), m.gpu(), m.profile(), m.device())).toList());
+        return new NodeInfo(plugin.name(), model, indices.size(), plugin.nvlinkIslands(), numa, true,
                 plugin.cpuMillis(), plugin.memoryMiB(), plugin.topology(), plugin.ibFabric(), plugin.labels(), plugin.taints(),
                 plugin.schedulable(), plugin.health(), memory, mig, plugin.ibHcas(), false, plugin.lastHeartbeat());
     }
@@ -107,11 +113,15 @@ public final class KubernetesNodeMapper {
         Map<String, Integer> profiles = new TreeMap<>();
         allocatable.forEach((resource, quantity) -> {
             if (resource.startsWith(MIG_RESOURCE_PREFIX)) {
-                profiles.put(resource.substring(MIG_RESOURCE_PREFIX.length()), amount(quantity).intValue());
+                String profile = MigProfile.ofResource(resource); // nvidia.com/mig-1g.10gb.me is profile 1g.10gb+me
+                profiles.put(profile != null ? profile : resource.substring(MIG_RESOURCE_PREFIX.length()), amount(quantity).intValue());
             }
         });
         if (labels.containsKey(MIG_STRATEGY) || !profiles.isEmpty()) {
-            mig = new NodeInfo.Mig(labels.getOrDefault(MIG_STRATEGY, "mixed"), profiles);
+            String migStrategy = labels.getOrDefault(MIG_STRATEGY, "mixed");
+            int whole = (int) (amount(allocatable.get(GPU_RESOURCE)).longValue() / replicas);
+            mig = new NodeInfo.Mig(migStrategy, profiles, "mixed".equals(migStrategy) && labels.containsKey(GPU_COUNT)
+                    ? devicePluginMigDevices(gpus, gpus - whole, profiles) : List.of());
         }
 
         List<NodeInfo.Taint> taints = node.getSpec() == null || node.getSpec().getTaints() == null ? List.of()
@@ -143,6 +153,43 @@ public final class KubernetesNodeMapper {
                 ibFabric, labels, taints, schedulable, health,
                 labels.containsKey(GPU_MEMORY) ? longLabel(labels, GPU_MEMORY) : 0,
                 mig, annotations.containsKey(IB_HCAS) ? intLabel(annotations, IB_HCAS, 0) : 0, false, heartbeat);
+    }
+
+    /**
+     * The MIG devices NVIDIA's device plugin (mixed strategy) advertises as counts per profile
+     * ({@code nvidia.com/mig-1g.10gb: 7}), laid out for Gantry's bookkeeping: the GPUs in MIG mode are the last
+     * {@code migGpus} ({@code nvidia.com/gpu.count} less the allocatable whole GPUs), biggest profile first, each
+     * device on the least used of them that has the slices left (so every such GPU gets one when there are
+     * enough); ids {@code mig-<profile>-<n>}. Which GPU carries which device is not known
+     * from the labels, and need not be: the kubelet's device manager picks the device a pod's
+     * {@code nvidia.com/mig-<profile>} request gets. Empty when no GPU is in MIG mode by these counts.
+     */
+    static List<NodeInfo.MigDevice> devicePluginMigDevices(int gpus, int migGpus, Map<String, Integer> profiles) {
+        if (migGpus <= 0 || migGpus > gpus) {
+            return List.of();
+        }
+        List<String> order = profiles.keySet().stream().filter(MigProfile::valid)
+                .sorted(java.util.Comparator.comparingInt(MigProfile::slices).reversed().thenComparing(p -> p)).toList();
+        int first = gpus - migGpus;
+        int[] used = new int[migGpus];
+        List<NodeInfo.MigDevice> out = new java.util.ArrayList<>();
+        for (String profile : order) {
+            int slices = MigProfile.slices(profile);
+            for (int n = 0; n < profiles.get(profile); n++) {
+                int gpu = -1;
+                int least = 0;
+                for (int g = 0; g < migGpus; g++) {
+                    if (used[g] + slices <= MigProfile.SLICES_PER_GPU && (gpu < 0 || used[g] < used[gpu])) {
+                        gpu = g;
+                    }
+                    least = used[g] < used[least] ? g : least;
+                }
+                gpu = gpu < 0 ? least : gpu; // more than the GPUs hold: the least used one (bookkeeping only)
+                used[gpu] += slices;
+                out.add(new NodeInfo.MigDevice("mig-" + profile + "-" + n, first + gpu, profile, null));
+            }
+        }
+        return out;
     }
 
     private static List<List<Integer>> groups(Map<String, String> annotations, String key) {

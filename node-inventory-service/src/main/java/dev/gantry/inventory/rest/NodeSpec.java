@@ -17,7 +17,9 @@ import java.util.Map;
  * A node as an agent ({@code PUT /v1/nodes/{name}}) or a cluster file describes it: the node of the
  * scenario format (FORMAT.md) plus {@code gpuMemoryMiB}, {@code mig}, {@code ibHcas} and, instead of
  * {@code nvlinkIslands}/{@code numaNodes}, optionally {@code topoMatrix}: the text of
- * {@code nvidia-smi topo -m}, and {@code simulated} (a node agent's declared, not real, GPUs). Omitted
+ * {@code nvidia-smi topo -m}, and {@code simulated} (a node agent's declared, not real, GPUs). MIG devices
+ * one by one go in {@code mig.devices}, or (as a scenario file's node has them) in {@code migDevices}; their
+ * counts per profile are derived when {@code mig.profiles} is left out. Omitted
  * fields take the format's defaults. Read strictly: an unknown field is a 400. The node's source is the
  * inventory's to say (who called), never the description's.
  */
@@ -39,7 +41,8 @@ public record NodeSpec(
         List<NodeInfo.Taint> taints,
         Boolean schedulable,
         String topoMatrix,
-        Boolean simulated) {
+        Boolean simulated,
+        List<NodeInfo.MigDevice> migDevices) {
 
     /**
      * The node this spec describes, named {@code name}, with the given health; problems go to
@@ -77,7 +80,25 @@ public record NodeSpec(
         return new NodeInfo(nodeName, gpuModel, gpuCount == null ? 0 : gpuCount, islands, numa,
                 Boolean.TRUE.equals(gpuSharing), cpuMillis == null ? 0 : cpuMillis, memoryMiB == null ? 0 : memoryMiB,
                 topology, ibFabric, labels, taints, schedulable == null || schedulable, health,
-                gpuMemoryMiB == null ? 0 : gpuMemoryMiB, mig, hcas == null ? 0 : hcas, false, heartbeat, null,
+                gpuMemoryMiB == null ? 0 : gpuMemoryMiB, mig(prefix, errors), hcas == null ? 0 : hcas, false, heartbeat, null,
                 Boolean.TRUE.equals(simulated));
+    }
+
+    /** {@code mig} with its devices from {@code migDevices} when given there, and the counts per profile derived when left out. */
+    private NodeInfo.Mig mig(String prefix, List<FieldViolation> errors) {
+        NodeInfo.Mig m = mig;
+        if (migDevices != null && !migDevices.isEmpty()) {
+            if (m != null && !m.devices().isEmpty()) {
+                errors.add(new FieldViolation(prefix + "migDevices", "give MIG devices in migDevices or mig.devices, not both"));
+                return m;
+            }
+            m = new NodeInfo.Mig(m == null ? "mixed" : m.strategy(), m == null ? null : m.profiles(), migDevices);
+        }
+        if (m != null && m.profiles().isEmpty() && !m.devices().isEmpty()) {
+            Map<String, Integer> counted = new java.util.TreeMap<>();
+            m.devices().stream().filter(d -> d != null && d.profile() != null).forEach(d -> counted.merge(d.profile(), 1, Integer::sum));
+            m = new NodeInfo.Mig(m.strategy() == null ? "mixed" : m.strategy(), counted, m.devices());
+        }
+        return m;
     }
 }

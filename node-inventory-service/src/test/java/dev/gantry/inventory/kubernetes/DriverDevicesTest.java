@@ -84,7 +84,49 @@ class DriverDevicesTest {
         assertThat(d.migProfiles()).isEqualTo(Map.of("1g.10gb", 7, "3g.40gb", 1));
 
         NodeInfo node = KubernetesNodeMapper.map(labelled("a1"), d);
-        assertThat(node.mig()).isEqualTo(new NodeInfo.Mig("mixed", Map.of("1g.10gb", 7, "3g.40gb", 1)));
+        assertThat(node.mig().strategy()).isEqualTo("mixed");
+        assertThat(node.mig().profiles()).isEqualTo(Map.of("1g.10gb", 7, "3g.40gb", 1));
+        assertThat(node.mig().devices()).hasSize(8).filteredOn(m -> m.profile().equals("1g.10gb"))
+                .allSatisfy(m -> assertThat(m.gpu()).as("the GPU its parentUUID names").isEqualTo(1))
+                .allSatisfy(m -> assertThat(m.id()).startsWith("MIG-"));
+    }
+
+    @Test
+    void aGpuInMigModeIsPublishedAsItsMigDevicesOnlyAndStillCountsAmongTheNodesGpus() {
+        // the driver adds a MIG-enabled GPU's MIG devices instead of the GPU (nvlib.go, enumerateGpusAndMigDevices):
+        // GPU 1 is in MIG mode (3g.40gb at placements 0 and 4), GPUs 0, 2 and 3 are whole
+        List<Device> devices = new ArrayList<>();
+        for (int minor : List.of(0, 2, 3)) {
+            devices.add(NvidiaDraSlices.gpu(minor, null, "NVIDIA A100-SXM4-80GB", "8.0", 81920));
+        }
+        devices.add(NvidiaDraSlices.mig(1, "3g.40gb", 9, 0, 40192));
+        devices.add(NvidiaDraSlices.mig(1, "3g.40gb", 9, 4, 40192));
+        DriverDevices d = DriverDevices.of(DRIVER, "a1", List.of(NvidiaDraSlices.slice("a1", 1, devices)));
+        assertThat(d.migs()).extracting(DriverDevices.Mig::gpu).as("the parent's minor from the name: no GPU device names it").containsOnly(1);
+        assertThat(d.gpuIndices()).containsExactly(0, 1, 2, 3);
+
+        NodeInfo node = KubernetesNodeMapper.map(labelled("a1"), d);
+        assertThat(node.gpus()).isEqualTo(4);
+        assertThat(node.mig().devices()).containsExactly(
+                new NodeInfo.MigDevice("MIG-00000001-aaaa-bbbb-cccc-000000000000", 1, "3g.40gb", "gpu-1-mig-3g40gb-9-0"),
+                new NodeInfo.MigDevice("MIG-00000001-aaaa-bbbb-cccc-000000000004", 1, "3g.40gb", "gpu-1-mig-3g40gb-9-4"));
+    }
+
+    @Test
+    void theParentIndexAttributeOfOlderDriversWinsAndDynamicMigPartitionsAreLeftOut() {
+        List<Device> devices = new ArrayList<>();
+        devices.add(NvidiaDraSlices.gpu(0, 1, "NVIDIA A100-SXM4-80GB", "8.0", 81920));
+        Device older = NvidiaDraSlices.mig(1, "1g.10gb", 19, 0, 9856); // named by minor 1, index 0 (25.3 published parentIndex)
+        older.getAttributes().put("parentIndex", new io.fabric8.kubernetes.api.model.resource.v1.DeviceAttribute(null, 0L, null, null));
+        devices.add(older);
+        Device possible = NvidiaDraSlices.mig(0, "1g.10gb", 19, 1, 9856);
+        possible.setConsumesCounters(List.of(new io.fabric8.kubernetes.api.model.resource.v1.DeviceCounterConsumption("gpu-0-counter-set", Map.of())));
+        devices.add(possible);
+        DriverDevices d = DriverDevices.of(DRIVER, "a1", List.of(NvidiaDraSlices.slice("a1", 1, devices)));
+        assertThat(d.migs()).singleElement().satisfies(m -> {
+            assertThat(m.device()).isEqualTo("gpu-1-mig-1g10gb-19-0");
+            assertThat(m.gpu()).isZero();
+        });
     }
 
     @Test

@@ -59,7 +59,8 @@ public class KubernetesNodeMapperTest {
         assertThat(node.topology()).isEqualTo(new NodeInfo.Topology("z1", "sp1", "lf1"));
         assertThat(node.ibFabric()).isEqualTo("ib-a");
         assertThat(node.ibHcas()).isEqualTo(8);
-        assertThat(node.mig()).isEqualTo(new NodeInfo.Mig("mixed", Map.of("3g.40gb", 2)));
+        assertThat(node.mig()).isEqualTo(new NodeInfo.Mig("mixed", Map.of("3g.40gb", 2), List.of(
+                new NodeInfo.MigDevice("mig-3g.40gb-0", 6, "3g.40gb", null), new NodeInfo.MigDevice("mig-3g.40gb-1", 7, "3g.40gb", null))));
         assertThat(node.taints()).containsExactly(new NodeInfo.Taint("nvidia.com/gpu", "present", "NoSchedule"));
         assertThat(node.labels()).containsEntry("topology.kubernetes.io/zone", "z1");
         assertThat(node.schedulable()).isTrue();
@@ -95,6 +96,25 @@ public class KubernetesNodeMapperTest {
         assertThat(info.gpus()).isZero();
         assertThat(info.health()).isEqualTo(NodeInfo.Health.UNKNOWN);
         assertThat(info.schedulable()).isTrue();
+    }
+
+    @Test
+    void theDevicePluginsMigCountsAreLaidOutOnTheGpusInMigModeForBookkeeping() {
+        Node node = dgxA100("dgx-04");
+        // mixed strategy: 6 whole GPUs allocatable of GFD's 8, so GPUs 6 and 7 are in MIG mode; "+me" is ".me" in a resource name
+        node.getStatus().getAllocatable().put("nvidia.com/mig-1g.10gb", new Quantity("7"));
+        node.getStatus().getAllocatable().put("nvidia.com/mig-1g.10gb.me", new Quantity("1"));
+        NodeInfo info = KubernetesNodeMapper.map(node);
+        assertThat(info.mig().profiles()).isEqualTo(Map.of("3g.40gb", 2, "1g.10gb", 7, "1g.10gb+me", 1));
+        assertThat(info.mig().devices()).hasSize(10).allSatisfy(d -> assertThat(d.gpu()).isIn(6, 7));
+        Map<Integer, Integer> slices = new java.util.TreeMap<>();
+        info.mig().devices().forEach(d -> slices.merge(d.gpu(), dev.gantry.contracts.resources.MigProfile.slices(d.profile()), Integer::sum));
+        assertThat(slices).as("no GPU holds more than its seven slices").isEqualTo(Map.of(6, 7, 7, 7));
+        assertThat(info.mig().devices()).extracting(NodeInfo.MigDevice::id).doesNotHaveDuplicates().contains("mig-1g.10gb+me-0");
+
+        Node noCount = dgxA100("dgx-05");
+        noCount.getMetadata().getLabels().remove("nvidia.com/gpu.count");
+        assertThat(KubernetesNodeMapper.map(noCount).mig().devices()).as("without GFD's count the GPUs in MIG mode are unknown").isEmpty();
     }
 
     @Test

@@ -153,6 +153,40 @@ class AgentApiTest {
     }
 
     @Test
+    void aTaskOnMigDevicesIsAssignedTheirUuidsAndNoGpuIndex() throws Exception {
+        String name = "mig-agent-a";
+        NodeInfo plain = node(name, "mig");
+        List<NodeInfo.MigDevice> devices = List.of(new NodeInfo.MigDevice("MIG-5c9a2b3e-8f1d-5a7e-9b3c-2d4e6f8a1b2c", 7, "3g.40gb", null),
+                new NodeInfo.MigDevice("MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d", 7, "3g.40gb", null));
+        NodeInfo withMig = new NodeInfo(plain.name(), plain.gpuModel(), plain.gpus(), plain.nvlinkIslands(), plain.numaNodes(), false,
+                plain.cpuMillis(), plain.memoryMiB(), plain.topology(), null, plain.labels(), plain.taints(), true, NodeInfo.Health.READY,
+                81_920, new NodeInfo.Mig("mixed", Map.of("3g.40gb", 2), devices), 0, false, Instant.now(), "AGENT", false);
+        UUID jobId = UUID.randomUUID();
+        JobQueued job = new JobQueued(jobId, "agent-mig", "agent-test", "bob", 100, Instant.now(), null,
+                List.of(new JobQueued.TaskGroup("infer", 1, 1, null, 1000, 1000, null, List.of("sh", "-c", "nvidia-smi -L"), null, null,
+                        "3g.40gb")),
+                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration("gantry.dev/test", "mig")), true, false, 1L, 45);
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), withMig)));
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = ? and source = 'AGENT'", name) == 1);
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job));
+        }
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString()) == 1);
+        JsonPath view = assignments(name);
+        assertThat(view.getList("assignments")).hasSize(1);
+        assertThat(view.getList("assignments[0].gpus")).isEmpty();
+        assertThat(view.getList("assignments[0].migDevices", String.class)).singleElement().asString().startsWith("MIG-").isIn(
+                devices.stream().map(NodeInfo.MigDevice::id).toList());
+        assertThat(view.getList("assignments[0].migDevices", String.class))
+                .isEqualTo(List.of(db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid",
+                        jobId.toString())));
+        report(name, report(jobId, view.getLong("assignments[0].attempt"), "infer-0", "EXITED", 0, "ok")).then().statusCode(200)
+                .body("applied", equalTo(true));
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
+    }
+
+    @Test
     void anAgentMaySpeakForItsOwnNodeOnly() throws Exception {
         Gang gang = placeGang("authz");
         long attempt = assignments(gang.nodeA()).getLong("assignments[0].attempt");

@@ -85,6 +85,28 @@ class ExclusivityTest {
         assertThat(db.queryLong("select coalesce(sum(used_milli), 0) from gpu_booking where node = 'excl-db'")).isZero();
     }
 
+    private void allocateMig(UUID job, String node, String devices) {
+        db.execute("insert into allocation (job_id, task, node, gpu_indices, mig_profile, mig_devices, allocated_at, cpu_millis, memory_mib) "
+                + "values (?::uuid, 'nb-0', ?, '{}', '1g.10gb', ?::text[], now(), 0, 0)", job.toString(), node, devices);
+    }
+
+    @Test
+    void aMigDeviceCannotBeBookedTwice() {
+        UUID a = UUID.randomUUID();
+        allocateMig(a, "excl-mig", "{MIG-a,MIG-b}");
+        assertThatThrownBy(() -> allocateMig(UUID.randomUUID(), "excl-mig", "{MIG-b}")).hasStackTraceContaining("mig_booking_pkey");
+        assertThatThrownBy(() -> allocateMig(UUID.randomUUID(), "excl-mig", "{MIG-c,MIG-c}")).as("one device twice in one task")
+                .hasStackTraceContaining("mig_booking_pkey");
+        allocateMig(UUID.randomUUID(), "excl-mig-2", "{MIG-b}"); // an id is a device of its node
+        allocateMig(UUID.randomUUID(), "excl-mig", "{MIG-c}");
+        assertThat(db.queryLong("select count(*) from mig_booking where node = 'excl-mig'")).isEqualTo(3);
+
+        db.execute("delete from allocation where job_id = ?::uuid", a.toString()); // released: its devices are free again
+        allocateMig(UUID.randomUUID(), "excl-mig", "{MIG-a}");
+        db.execute("delete from allocation where node in ('excl-mig', 'excl-mig-2')");
+        assertThat(db.queryLong("select count(*) from mig_booking where node in ('excl-mig', 'excl-mig-2')")).isZero();
+    }
+
     @Test
     void aProcessAnotherHasTakenBindingFromBindsNothing() throws Exception {
         try (TestNats nats = TestNats.connect(natsUrl)) {

@@ -39,12 +39,17 @@ public class AgentAssignments {
     /** The label a node agent registers with the address its peers reach it at ({@code MASTER_ADDR}). */
     public static final String ADDRESS_LABEL = "gantry.dev/address";
 
-    /** One task for the agent of {@code node}. */
+    /**
+     * One task for the agent of {@code node}; {@code migDevices}: the MIG devices it holds (ids: the MIG UUIDs the agent
+     * reported), which it is started on instead of GPU indices; left out of the JSON when none.
+     */
     public record Assignment(UUID jobId, String jobName, long attempt, String task, String taskGroup, List<String> command,
             List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, int rank, int worldSize, int localRank,
             int localWorldSize, int nodeRank, int nodes, String masterAddr, int masterPort, boolean checkpointable,
             Integer checkpointGraceSeconds, boolean stop, long stopGraceSeconds, String reported, Integer exitCode, String image,
-            String workingDir, Map<String, String> env) {
+            String workingDir, Map<String, String> env,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+            List<String> migDevices) {
     }
 
     /** The node's assignments and a fingerprint of them: a long poll answers when it changes. */
@@ -101,7 +106,8 @@ public class AgentAssignments {
                     addressOf(first.node, nodeRows.get(first.node)), masterPort(mine.jobId), spec.checkpointable(),
                     spec.checkpointGraceSeconds(), stop, grace,
                     report == null ? null : report.state, report == null ? null : report.exitCode,
-                    group == null ? null : group.image(), group == null ? null : group.workingDir(), group == null ? null : group.env()));
+                    group == null ? null : group.image(), group == null ? null : group.workingDir(), group == null ? null : group.env(),
+                    mine.migDevices == null ? List.of() : List.of(mine.migDevices)));
         }
         out.sort(Comparator.comparing((Assignment a) -> a.jobId().toString()).thenComparing(Assignment::task));
         return new Assignments(node, fingerprint(out), out);
@@ -165,7 +171,7 @@ public class AgentAssignments {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             // the grace left counts down by itself: only whether a task must stop is a change
             sha.update(EventCodec.toJson(assignments.stream().map(a -> List.of(a.jobId(), a.attempt(), a.task(), a.stop(),
-                    String.valueOf(a.reported()), String.valueOf(a.exitCode()), a.gpus(), a.rank(), a.worldSize())).toList())
+                    String.valueOf(a.reported()), String.valueOf(a.exitCode()), a.gpus(), a.migDevices(), a.rank(), a.worldSize())).toList())
                     .getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(sha.digest(), 0, 12);
         } catch (NoSuchAlgorithmException e) {

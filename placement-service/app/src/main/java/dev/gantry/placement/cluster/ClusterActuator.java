@@ -33,8 +33,22 @@ public interface ClusterActuator {
     record GangRef(UUID jobId, String namespace, String label, boolean userPods) {
     }
 
-    /** One task's share of a placement. */
-    record TaskBinding(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+    /** One task's share of a placement: GPU indices (whole or a share), or MIG devices of a profile (ids). */
+    record TaskBinding(String task, String node, List<Integer> gpus, Integer gpuMilli, String migProfile, List<String> migDevices) {
+        public TaskBinding {
+            gpus = gpus == null ? List.of() : List.copyOf(gpus);
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+        }
+
+        /** On whole or shared GPUs. */
+        public TaskBinding(String task, String node, List<Integer> gpus, Integer gpuMilli) {
+            this(task, node, gpus, gpuMilli, null, List.of());
+        }
+
+        /** Whether the task holds any GPU or MIG device. */
+        public boolean hasDevices() {
+            return !gpus.isEmpty() || !migDevices.isEmpty();
+        }
     }
 
     /**

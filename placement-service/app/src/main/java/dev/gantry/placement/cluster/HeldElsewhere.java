@@ -1,5 +1,6 @@
 package dev.gantry.placement.cluster;
 
+import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.placement.window.ScenarioBuilder;
 import java.util.List;
 
@@ -10,6 +11,15 @@ import java.util.List;
  */
 public interface HeldElsewhere {
 
-    /** Allocation-like rows, one per node, under a job id of their own that no running job has. */
-    List<ScenarioBuilder.Held> held();
+    /**
+     * Allocation-like rows, one per node (and per MIG profile), under a job id of their own that no running job has.
+     * {@code nodes} is the window's view of the nodes: a MIG device it lists is held as that device; one it does not
+     * list (the inventory has not caught up) holds its whole GPU, unless that GPU is in MIG mode there.
+     */
+    List<ScenarioBuilder.Held> held(List<NodeInfo> nodes);
+
+    /** As {@link #held(List)} without a view of the nodes: every MIG device holds its whole GPU. */
+    default List<ScenarioBuilder.Held> held() {
+        return held(List.of());
+    }
 }

@@ -57,8 +57,12 @@ import org.jboss.logging.Logger;
  * <li>Release: a claim whose gang is no longer placed (completed, failed, requeued, rolled back) or whose pod
  *     finished is deallocated (status cleared) and deleted; a shared claim loses the pod's entry and goes
  *     with its last one. {@link #release} does it at once on a rollback; {@link #sweep} finds the rest.</li>
+ * <li>A task on MIG devices gets a claim of its own too, asking for that many devices of the DeviceClass
+ *     {@code dra.mig-device-class} ({@code mig.nvidia.com}, NVIDIA's class of MIG devices) with a selector on the
+ *     profile; its allocation names exactly the chosen MIG devices (found by the id the inventory gives them, the
+ *     MIG UUID).</li>
  * <li>Devices allocated to claims Gantry did not make are occupied: {@link #held()} lists them per node
- *     for the window (a MIG device occupies its parent GPU).</li>
+ *     for the window (whole GPUs by index, MIG devices by id).</li>
  * </ul>
  * The model is fabric8's {@code resource.k8s.io/v1} (Kubernetes 1.34, DRA GA): {@link #API_VERSION}. All calls block.
  */
@@ -83,6 +87,7 @@ public class DeviceClaims implements HeldElsewhere {
     private final boolean enabled;
     private final String driver;
     private final String deviceClass;
+    private final String migDeviceClass;
     private final String sharing;
     private final String namespace;
     private final Instance<KubernetesClient> client;
@@ -93,6 +98,7 @@ public class DeviceClaims implements HeldElsewhere {
             @ConfigProperty(name = "gantry.placement.kubernetes.dra.enabled", defaultValue = "false") boolean enabled,
             @ConfigProperty(name = "gantry.placement.kubernetes.dra.driver", defaultValue = "gpu.nvidia.com") String driver,
             @ConfigProperty(name = "gantry.placement.kubernetes.dra.device-class", defaultValue = "gpu.nvidia.com") String deviceClass,
+            @ConfigProperty(name = "gantry.placement.kubernetes.dra.mig-device-class", defaultValue = "mig.nvidia.com") String migDeviceClass,
             @ConfigProperty(name = "gantry.placement.kubernetes.dra.sharing", defaultValue = "TimeSlicing") String sharing,
             @ConfigProperty(name = "gantry.placement.kubernetes.namespace", defaultValue = "gantry") String namespace) {
         this.enabled = mode.kubernetes() && enabled;
@@ -101,6 +107,7 @@ public class DeviceClaims implements HeldElsewhere {
         }
         this.driver = driver;
         this.deviceClass = deviceClass;
+        this.migDeviceClass = migDeviceClass;
         this.sharing = sharing;
         this.namespace = namespace;
         this.client = client;
@@ -178,12 +185,20 @@ public class DeviceClaims implements HeldElsewhere {
             }
             wanted.add(ref);
         }
+        for (String mig : task.migDevices()) {
+            DraDevices.DeviceRef ref = devices.mig(task.node(), mig);
+            if (ref == null) {
+                throw new ClusterActionException("node " + task.node() + " publishes no MIG device " + mig + " of driver " + driver
+                        + " (no ResourceSlice names it)", false, null);
+            }
+            wanted.add(ref);
+        }
         requireNotHeldByOthers(wanted, devices);
         var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
         for (int attemptNo = 0; ; attemptNo++) {
             ResourceClaim claim = api.withName(name).get();
             if (claim == null) {
-                ResourceClaim made = task.gpuMilli() != null ? sharedClaim(ns, name, task) : ownClaim(ns, name, pod, task, gangLabel, attempt);
+                ResourceClaim made = task.gpuMilli() != null ? sharedClaim(ns, name, task) : ownClaim(ns, name, pod, task, gangLabel, attempt, devices);
                 try {
                     claim = api.resource(made).create();
                 } catch (KubernetesClientException e) {
@@ -238,7 +253,10 @@ public class DeviceClaims implements HeldElsewhere {
             }
             for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
                 DraDevices.GpuPlace place = devices.place(ref);
-                boolean clash = want.contains(ref) || place != null && wanted.stream().anyMatch(w -> place.equals(devices.place(w)));
+                // the same device; or a whole GPU on one side and that GPU (or a MIG device of it) on the other: two MIG
+                // devices of one GPU do not clash
+                boolean clash = want.contains(ref) || place != null && wanted.stream().anyMatch(w -> place.equals(devices.place(w))
+                        && (devices.migOf(ref) == null || devices.migOf(w) == null));
                 if (clash) {
                     throw new ClusterActionException("device " + ref.device() + " of pool " + ref.pool() + " is allocated to claim "
                             + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName() + ", which Gantry did not make", false, null);
@@ -247,7 +265,21 @@ public class DeviceClaims implements HeldElsewhere {
         }
     }
 
-    private ResourceClaim ownClaim(String ns, String name, Pod pod, ClusterActuator.TaskBinding task, String gangLabel, int attempt) {
+    private ResourceClaim ownClaim(String ns, String name, Pod pod, ClusterActuator.TaskBinding task, String gangLabel, int attempt,
+            DraDevices devices) {
+        boolean mig = !task.migDevices().isEmpty();
+        var request = new io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequestBuilder()
+                .withDeviceClassName(mig ? migDeviceClass : deviceClass).withAllocationMode("ExactCount")
+                .withCount((long) (mig ? task.migDevices().size() : task.gpus().size()));
+        String profile = mig ? task.migProfile() : null;
+        if (mig && profile == null) { // a row written before MIG profiles were kept: the devices say
+            DraDevices.MigRef first = devices.migOf(devices.mig(task.node(), task.migDevices().getFirst()));
+            profile = first == null ? null : first.profile();
+        }
+        if (profile != null) { // what the claim asks for, readable in it: MIG devices of the profile the job asked for
+            request.addNewSelector().withNewCel().withExpression("device.attributes['" + driver + "'].profile == '" + profile + "'")
+                    .endCel().endSelector();
+        }
         return new ResourceClaimBuilder()
                 .withNewMetadata().withName(name).withNamespace(ns)
                 .addToLabels(KubernetesActuator.LABEL_MANAGED_BY, KubernetesActuator.SCHEDULER_NAME)
@@ -259,8 +291,7 @@ public class DeviceClaims implements HeldElsewhere {
                 .withUid(pod.getMetadata().getUid()).endOwnerReference()
                 .endMetadata()
                 .withNewSpec().withNewDevices()
-                .addNewRequest().withName(REQUEST).withNewExactly().withDeviceClassName(deviceClass).withAllocationMode("ExactCount")
-                .withCount((long) task.gpus().size()).endExactly().endRequest()
+                .addNewRequest().withName(REQUEST).withExactly(request.build()).endRequest()
                 .endDevices().endSpec()
                 .build();
     }
@@ -439,19 +470,37 @@ public class DeviceClaims implements HeldElsewhere {
     // --- what others hold ---
 
     @Override
-    public List<ScenarioBuilder.Held> held() {
+    public List<ScenarioBuilder.Held> held(List<dev.gantry.contracts.nodes.NodeInfo> nodes) {
         if (!enabled || slices == null || claims == null) {
             return List.of();
         }
+        Map<String, dev.gantry.contracts.nodes.NodeInfo> view = new java.util.HashMap<>();
+        nodes.forEach(n -> view.put(n.name(), n));
         DraDevices devices = devices();
         Map<String, Set<Integer>> byNode = new TreeMap<>();
+        Map<String, Map<String, Set<String>>> migsByNode = new TreeMap<>(); // node -> profile -> MIG ids
         for (ResourceClaim c : claims.getStore().list()) {
             if (madeByGantry(c)) {
                 continue;
             }
             for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
                 DraDevices.GpuPlace place = devices.place(ref);
-                if (place != null) {
+                DraDevices.MigRef mig = devices.migOf(ref);
+                if (place == null) {
+                    continue;
+                }
+                dev.gantry.contracts.nodes.NodeInfo known = view.get(place.node());
+                dev.gantry.contracts.nodes.NodeInfo.MigDevice listed = known == null || known.mig() == null ? null
+                        : known.mig().devices().stream().filter(d -> d.id().equals(mig == null ? null : mig.id())).findFirst().orElse(null);
+                if (listed != null) {
+                    migsByNode.computeIfAbsent(place.node(), k -> new TreeMap<>())
+                            .computeIfAbsent(listed.profile(), k -> new TreeSet<>()).add(listed.id());
+                } else if (mig != null && known != null && known.mig() != null
+                        && known.mig().devices().stream().anyMatch(d -> d.gpu() == place.index())) {
+                    // its GPU is in MIG mode in the window's view but this device is not listed yet: the check before a
+                    // claim is written (requireNotHeldByOthers) still keeps it from being given out
+                    LOG.debugf("MIG device %s on %s held elsewhere is not in the inventory's view yet", mig.id(), place.node());
+                } else {
                     byNode.computeIfAbsent(place.node(), k -> new TreeSet<>()).add(place.index());
                 }
             }
@@ -459,6 +508,9 @@ public class DeviceClaims implements HeldElsewhere {
         List<ScenarioBuilder.Held> held = new ArrayList<>();
         byNode.forEach((node, gpus) -> held.add(new ScenarioBuilder.Held(heldJobId(node), "claims-of-others", node,
                 List.copyOf(gpus), null, 0, 0)));
+        // one row per MIG profile: a running task holds MIG devices of one profile
+        migsByNode.forEach((node, byProfile) -> byProfile.forEach((profile, ids) -> held.add(new ScenarioBuilder.Held(heldJobId(node),
+                "claims-of-others-mig-" + profile, node, List.of(), null, 0, 0, profile, List.copyOf(ids)))));
         return held;
     }
 

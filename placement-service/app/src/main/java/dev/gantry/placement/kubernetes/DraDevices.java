@@ -14,9 +14,12 @@ import java.util.regex.Pattern;
  * Where a node's GPUs are in the GPU driver's {@code ResourceSlice}s: GPU index -> the (driver, pool,
  * device) a claim's allocation names, and the way back. Pure. Indices are read as the inventory reads
  * them (node-inventory-service's {@code DriverDevices}: attribute {@code index}, else {@code minor}, else
- * the number in the name {@code gpu-<minor>}); a MIG device ({@code type} {@code mig}) counts as the GPU its
- * {@code parentUUID} names, so a MIG slice someone else holds occupies its whole GPU for Gantry.
- * Only the newest generation of a pool counts.
+ * the number in the name {@code gpu-<minor>}). A MIG device ({@code type} {@code mig}) is known by the id the
+ * inventory gives it (its {@code uuid}, else its device name) and carries its {@code profile}; its place is the GPU
+ * it is carved from: attribute {@code parentIndex}, else the GPU device its {@code parentUUID} names, else the number
+ * in its name {@code gpu-<parent minor>-mig-...} (the driver publishes a GPU in MIG mode as its MIG devices only).
+ * MIG devices that consume shared counters (dynamic MIG's possible partitions) are left out, as the inventory
+ * leaves them out. Only the newest generation of a pool counts.
  */
 public final class DraDevices {
 
@@ -28,14 +31,24 @@ public final class DraDevices {
     public record GpuPlace(String node, int index) {
     }
 
+    /** A MIG device: the id the inventory knows it by, and its profile. */
+    public record MigRef(String id, String profile) {
+    }
+
     private static final Pattern GPU_NAME = Pattern.compile("^gpu-(\\d+)$");
+    private static final Pattern MIG_NAME = Pattern.compile("^gpu-(\\d+)-mig-.+$");
 
     private final Map<String, Map<Integer, DeviceRef>> byNode;
     private final Map<DeviceRef, GpuPlace> places;
+    private final Map<String, Map<String, DeviceRef>> migsByNode;
+    private final Map<DeviceRef, MigRef> migs;
 
-    private DraDevices(Map<String, Map<Integer, DeviceRef>> byNode, Map<DeviceRef, GpuPlace> places) {
+    private DraDevices(Map<String, Map<Integer, DeviceRef>> byNode, Map<DeviceRef, GpuPlace> places,
+            Map<String, Map<String, DeviceRef>> migsByNode, Map<DeviceRef, MigRef> migs) {
         this.byNode = byNode;
         this.places = places;
+        this.migsByNode = migsByNode;
+        this.migs = migs;
     }
 
     /** The devices {@code driver} publishes in {@code slices} (slices of other drivers are left out). */
@@ -49,7 +62,8 @@ public final class DraDevices {
         Map<String, Map<Integer, DeviceRef>> byNode = new HashMap<>();
         Map<DeviceRef, GpuPlace> places = new HashMap<>();
         Map<String, GpuPlace> byUuid = new HashMap<>();
-        Map<DeviceRef, String> migParents = new LinkedHashMap<>();
+        Map<DeviceRef, Device> migDevices = new LinkedHashMap<>();
+        Map<DeviceRef, String> migNodes = new HashMap<>();
         for (ResourceSlice s : slices) {
             if (!ours(driver, s) || generation(s) < newest.get(poolKey(s)) || s.getSpec().getDevices() == null) {
                 continue;
@@ -71,18 +85,45 @@ public final class DraDevices {
                     if (uuid != null) {
                         byUuid.put(uuid, place);
                     }
-                } else if ("mig".equals(type)) {
-                    migParents.put(ref, string(d, driver, "parentUUID"));
+                } else if ("mig".equals(type) && (d.getConsumesCounters() == null || d.getConsumesCounters().isEmpty())) {
+                    migDevices.put(ref, d);
+                    migNodes.put(ref, node);
                 }
             }
         }
-        migParents.forEach((ref, parent) -> {
-            GpuPlace place = parent == null ? null : byUuid.get(parent);
+        Map<String, Map<String, DeviceRef>> migsByNode = new HashMap<>();
+        Map<DeviceRef, MigRef> migs = new HashMap<>();
+        migDevices.forEach((ref, d) -> {
+            String node = migNodes.get(ref);
+            String parent = string(d, driver, "parentUUID");
+            DeviceAttribute parentIndex = attribute(d, driver, "parentIndex");
+            GpuPlace place = parentIndex != null && parentIndex.getInt() != null ? new GpuPlace(node, Math.toIntExact(parentIndex.getInt()))
+                    : parent != null && byUuid.containsKey(parent) ? byUuid.get(parent) : nameIndex(d.getName(), node);
             if (place != null) {
                 places.put(ref, place);
             }
+            String uuid = string(d, driver, "uuid");
+            MigRef mig = new MigRef(uuid != null ? uuid : d.getName(), string(d, driver, "profile"));
+            migs.put(ref, mig);
+            migsByNode.computeIfAbsent(node, k -> new HashMap<>()).put(mig.id(), ref);
         });
-        return new DraDevices(byNode, places);
+        return new DraDevices(byNode, places, migsByNode, migs);
+    }
+
+    private static GpuPlace nameIndex(String name, String node) {
+        Matcher m = MIG_NAME.matcher(name == null ? "" : name);
+        return m.matches() ? new GpuPlace(node, Integer.parseInt(m.group(1))) : null;
+    }
+
+    /** The MIG device the inventory calls {@code id} on {@code node} (its UUID, else its device name), or null. */
+    public DeviceRef mig(String node, String id) {
+        Map<String, DeviceRef> onNode = migsByNode.get(node);
+        return onNode == null ? null : onNode.get(id);
+    }
+
+    /** The id and profile of a MIG device, or null when the device is not a MIG device the driver publishes. */
+    public MigRef migOf(DeviceRef device) {
+        return migs.get(device);
     }
 
     /** The device of GPU {@code index} on {@code node}, or null when the driver publishes none. */

@@ -1,6 +1,7 @@
 package dev.gantry.placement.kubernetes;
 
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.placement.cluster.ClusterActionException;
 import dev.gantry.placement.cluster.ClusterActuator;
 import io.fabric8.kubernetes.api.model.Binding;
@@ -37,7 +38,8 @@ import org.jboss.logging.Logger;
 /**
  * The kubernetes binder's hands. A job submitted through the API gets one pod per task (the task
  * group's image and command, {@code schedulerName: gantry}, its GPUs as {@code nvidia.com/gpu}
- * limits and their indices in {@code gantry.dev/gpu-indices}); users' pods exist already. Each
+ * limits and their indices in {@code gantry.dev/gpu-indices}, or its MIG devices as the device plugin's
+ * {@code nvidia.com/mig-<profile>} limits and their ids in {@code gantry.dev/mig-devices}); users' pods exist already. Each
  * pod is bound to its node with a {@code Binding} (which also carries the GPU indices annotation
  * onto the pod). All or none: when one step fails after retries, the pods this call created (or
  * users' pods it bound) are deleted again.
@@ -67,6 +69,8 @@ public class KubernetesActuator implements ClusterActuator {
     public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
     public static final String ANNOTATION_GPU_INDICES = "gantry.dev/gpu-indices";
     public static final String ANNOTATION_GPU_MILLI = "gantry.dev/gpu-milli";
+    /** The MIG devices Gantry chose (ids: the MIG UUIDs), comma-separated; with DRA the claim names exactly these. */
+    public static final String ANNOTATION_MIG_DEVICES = "gantry.dev/mig-devices";
     public static final String GPU_RESOURCE = "nvidia.com/gpu";
 
     /** How long gantry remembers the pods it deleted itself, so their disappearance is not taken for someone else's doing. */
@@ -139,7 +143,7 @@ public class KubernetesActuator implements ClusterActuator {
                 }
                 String boundTo = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
                 if (boundTo == null) {
-                    if (claims.enabled() && !gang.ref().userPods() && !task.gpus().isEmpty()) {
+                    if (claims.enabled() && !gang.ref().userPods() && task.hasDevices()) {
                         claimed.add(podName);
                         claims.allocate(ns, pod, task, gang.ref().label(), gang.attempt());
                     }
@@ -316,9 +320,13 @@ public class KubernetesActuator implements ClusterActuator {
         }
         Map<String, Quantity> limits = new LinkedHashMap<>();
         Map<String, Quantity> requests = new LinkedHashMap<>();
-        boolean claim = claims.enabled() && !task.gpus().isEmpty();
+        boolean claim = claims.enabled() && task.hasDevices();
         if (!claim && task.gpuMilli() == null && !task.gpus().isEmpty()) {
             limits.put(GPU_RESOURCE, new Quantity(String.valueOf(task.gpus().size())));
+        }
+        if (!claim && !task.migDevices().isEmpty() && task.migProfile() != null) {
+            // the device plugin's mixed strategy: its kubelet picks which devices of the profile the pod gets
+            limits.put(MigProfile.resourceName(task.migProfile()), new Quantity(String.valueOf(task.migDevices().size())));
         }
         if (group.cpuMillis() > 0) {
             requests.put("cpu", new Quantity(group.cpuMillis() + "m"));
@@ -332,6 +340,9 @@ public class KubernetesActuator implements ClusterActuator {
                 signingKey.provenance().sign(gang.ref().namespace(), podName, gang.ref().label(), gang.attempt()));
         if (task.gpuMilli() != null) {
             annotations.put(ANNOTATION_GPU_MILLI, String.valueOf(task.gpuMilli()));
+        }
+        if (!task.migDevices().isEmpty()) {
+            annotations.put(ANNOTATION_MIG_DEVICES, String.join(",", task.migDevices()));
         }
         ContainerBuilder container = new ContainerBuilder().withName(dns(group.name())).withImage(group.image())
                 .withNewResources().withLimits(limits).withRequests(requests).endResources();

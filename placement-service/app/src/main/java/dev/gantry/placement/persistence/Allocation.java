@@ -45,6 +45,15 @@ public class Allocation extends PanacheEntityBase {
     @Column(name = "gpu_milli")
     public Integer gpuMilli;
 
+    /** The profile of the MIG devices it holds; null when it holds none. */
+    @Column(name = "mig_profile")
+    public String migProfile;
+
+    /** The MIG devices it holds (their ids, the MIG UUID where known; V111): a MIG task holds these and no GPU index. */
+    @JdbcTypeCode(SqlTypes.ARRAY)
+    @Column(name = "mig_devices", nullable = false)
+    public String[] migDevices = new String[0];
+
     @Column(name = "allocated_at", nullable = false)
     public Instant allocatedAt;
 

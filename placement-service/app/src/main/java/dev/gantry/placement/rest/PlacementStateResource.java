@@ -65,7 +65,10 @@ public class PlacementStateResource {
     public record PendingJobView(UUID jobId, String name, String queue, int priority, int totalGpus, Instant submittedAt) {
     }
 
-    public record AllocationView(UUID jobId, String task, String node, int[] gpus, Integer gpuMilli, Instant allocatedAt) {
+    /** One task's allocation; {@code migDevices} (ids) only for a task on MIG devices, else left out. */
+    public record AllocationView(UUID jobId, String task, String node, int[] gpus, Integer gpuMilli, Instant allocatedAt,
+            @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+            List<String> migDevices) {
     }
 
     @GET
@@ -84,7 +87,8 @@ public class PlacementStateResource {
     public Uni<List<AllocationView>> allocations() {
         return Panache.withSession(() -> Allocation.<Allocation>find("order by node, id").list())
                 .map(rows -> rows.stream()
-                        .map(a -> new AllocationView(a.jobId, a.task, a.node, a.gpuIndices, a.gpuMilli, a.allocatedAt))
+                        .map(a -> new AllocationView(a.jobId, a.task, a.node, a.gpuIndices, a.gpuMilli, a.allocatedAt,
+                                a.migDevices == null ? List.of() : List.of(a.migDevices)))
                         .toList());
     }
 }

@@ -155,16 +155,18 @@ public class PlanRecorder {
             a.node = t.node();
             a.gpuIndices = t.gpus().stream().mapToInt(Integer::intValue).toArray();
             a.gpuMilli = t.gpuMilli();
+            a.migDevices = t.migDevices().toArray(String[]::new);
+            a.migProfile = t.migDevices().isEmpty() || group == null ? null : group.migProfile();
             a.allocatedAt = now;
             a.cpuMillis = group == null ? 0 : group.cpuMillis();
             a.memoryMiB = group == null ? 0 : group.memoryMiB();
             rows.add(a);
-            tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli()));
-            boundTasks.add(new PlacementBound.BoundTask(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+            tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli(), a.migProfile, t.migDevices()));
+            boundTasks.add(new PlacementBound.BoundTask(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migDevices()));
             cpu += a.cpuMillis;
             memory += a.memoryMiB;
-            gpus += t.gpus().size();
-            if (!t.gpus().isEmpty()) {
+            gpus += t.gpus().size() + t.migDevices().size(); // a MIG device counts as one GPU here, as a shared GPU does
+            if (!t.gpus().isEmpty() || !t.migDevices().isEmpty()) {
                 models.add(gpuModelByNode.get(t.node()));
             }
         }
@@ -215,11 +217,21 @@ public class PlanRecorder {
         return spec.taskGroups().stream().filter(g -> g.name().equals(group)).findFirst().orElse(null);
     }
 
-    /** Why the placement collides with what is held now (a GPU held whole on either side), or null. */
+    /** Why the placement collides with what is held now (a GPU held whole on either side, a MIG device), or null. */
     static String conflict(Placement placement, List<Allocation> held) {
         for (TaskPlacement t : placement.tasks()) {
             for (Allocation a : held) {
-                if (!a.node.equals(t.node()) || (t.gpuMilli() != null && a.gpuMilli != null)) {
+                if (!a.node.equals(t.node())) {
+                    continue;
+                }
+                if (a.migDevices != null) {
+                    for (String mig : a.migDevices) {
+                        if (t.migDevices().contains(mig)) {
+                            return "MIG device " + mig + " on " + t.node() + " is held by job " + a.jobId;
+                        }
+                    }
+                }
+                if (t.gpuMilli() != null && a.gpuMilli != null) {
                     continue;
                 }
                 for (int g : a.gpuIndices) {

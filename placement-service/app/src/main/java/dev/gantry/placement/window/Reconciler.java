@@ -171,7 +171,8 @@ public class Reconciler {
                                 return null;
                             }
                             List<ClusterActuator.TaskBinding> tasks = rows.stream().map(a -> new ClusterActuator.TaskBinding(a.task, a.node,
-                                    Arrays.stream(a.gpuIndices).boxed().toList(), a.gpuMilli)).toList();
+                                    Arrays.stream(a.gpuIndices).boxed().toList(), a.gpuMilli, a.migProfile,
+                                    a.migDevices == null ? List.of() : List.of(a.migDevices))).toList();
                             @SuppressWarnings("unchecked")
                             Map<String, String> pods = row.userPods ? EventCodec.fromJson(row.pods, LinkedHashMap.class) : Map.of();
                             return new ClusterActuator.Gang(new ClusterActuator.GangRef(jobId, row.namespace, row.gangLabel, row.userPods),

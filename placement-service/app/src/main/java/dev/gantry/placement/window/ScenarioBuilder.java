@@ -4,6 +4,7 @@ import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.contracts.quota.QuotaShares;
 import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.MigDevice;
 import dev.gantry.placement.engine.domain.Network;
 import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
@@ -40,8 +41,17 @@ public final class ScenarioBuilder {
     public record Waiting(UUID jobId, JobQueued spec) {
     }
 
-    /** One allocation row. */
-    public record Held(UUID jobId, String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+    /** One allocation row; {@code migDevices} (of {@code migProfile}) for a task on MIG devices. */
+    public record Held(UUID jobId, String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB,
+            String migProfile, List<String> migDevices) {
+        public Held {
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+        }
+
+        /** On whole or shared GPUs. */
+        public Held(UUID jobId, String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+            this(jobId, task, node, gpus, gpuMilli, cpuMillis, memoryMiB, null, List.of());
+        }
     }
 
     /**
@@ -79,9 +89,13 @@ public final class ScenarioBuilder {
             return spec != null && spec.preemptible() && !moving() && (protectedUntil == null || !protectedUntil.isAfter(now));
         }
 
-        /** Whether the engine may move it: allowed by the budget, asked for by its spec, not moving already. */
+        /**
+         * Whether the engine may move it: allowed by the budget, asked for by its spec, not moving already. A job on
+         * MIG devices is never moved (moves are recorded for GPU indices only).
+         */
         boolean migratable() {
-            return movable && spec != null && spec.migratable() && spec.checkpointable() && !moving();
+            return movable && spec != null && spec.migratable() && spec.checkpointable() && !moving()
+                    && spec.taskGroups().stream().noneMatch(g -> g.migProfile() != null);
         }
     }
 
@@ -115,7 +129,7 @@ public final class ScenarioBuilder {
         for (Placed p : placed) {
             // GPUs a moving job goes to are held for it until the move is done: named apart from its running tasks
             p.moveTargets().forEach(t -> all.add(new Held(p.jobId(), t.task() + MOVE_TARGET_SUFFIX, t.node(), t.gpus(), t.gpuMilli(),
-                    t.cpuMillis(), t.memoryMiB())));
+                    t.cpuMillis(), t.memoryMiB(), t.migProfile(), t.migDevices())));
         }
         for (Held h : all) {
             if (!nodeNames.contains(h.node())) {
@@ -123,7 +137,8 @@ public final class ScenarioBuilder {
                 continue;
             }
             tasksByJob.computeIfAbsent(h.jobId(), k -> new ArrayList<>())
-                    .add(new RunningTask(h.task(), h.node(), h.gpus(), h.cpuMillis(), h.memoryMiB(), h.gpuMilli()));
+                    .add(new RunningTask(h.task(), h.node(), h.gpus(), h.cpuMillis(), h.memoryMiB(), h.gpuMilli(),
+                            h.migDevices().isEmpty() ? null : h.migProfile(), h.migDevices()));
         }
         List<RunningJob> running = new ArrayList<>();
         tasksByJob.forEach((jobId, tasks) -> {
@@ -176,7 +191,7 @@ public final class ScenarioBuilder {
     /** A pending job in engine terms; throws IllegalArgumentException for a value the engine does not know. */
     public static PendingJob pending(UUID jobId, JobQueued j) {
         List<TaskGroup> groups = j.taskGroups().stream()
-                .map(g -> new TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.cpuMillis(), g.memoryMiB(), g.gpuMilli()))
+                .map(g -> new TaskGroup(g.name(), g.replicas(), g.gpusPerReplica(), g.cpuMillis(), g.memoryMiB(), g.gpuMilli(), g.migProfile()))
                 .toList();
         int replicas = groups.stream().mapToInt(TaskGroup::replicas).sum();
         Network network = j.network() == null ? Network.ANY
@@ -207,8 +222,10 @@ public final class ScenarioBuilder {
         NodeInfo.Topology t = n.topology();
         List<Taint> taints = n.taints().stream().map(x -> new Taint(x.key(), x.value(), x.effect())).toList();
         boolean schedulable = n.schedulable() && n.health() != NodeInfo.Health.NOT_READY;
+        List<MigDevice> migs = n.mig() == null ? List.of()
+                : n.mig().devices().stream().map(d -> new MigDevice(d.id(), d.gpu(), d.profile())).toList();
         return new Node(n.name(), n.gpuModel(), n.gpus(), islands, n.numaNodes(),
                 n.cpuMillis() > 0 ? n.cpuMillis() : Long.MAX_VALUE, n.memoryMiB() > 0 ? n.memoryMiB() : Long.MAX_VALUE,
-                new Topology(t.zone(), t.spine(), t.leaf()), n.ibFabric(), n.labels(), taints, schedulable, n.gpuSharing());
+                new Topology(t.zone(), t.spine(), t.leaf()), n.ibFabric(), n.labels(), taints, schedulable, n.gpuSharing(), migs);
     }
 }

@@ -109,13 +109,14 @@ public class StateCache {
                                 .chain(heldList -> pendingTable.update(listed.getItem4())
                                         .chain(pendingList -> sharesTable.update(listed.getItem5())
                                                 .map(sharesList -> new WindowLoop.State(described.stream().map(Described::node).toList(),
-                                                        runningList.stream().map(Running::placed).toList(), withElsewhere(heldList),
+                                                        runningList.stream().map(Running::placed).toList(),
+                                                        withElsewhere(heldList, described.stream().map(Described::node).toList()),
                                                         pendingList.stream().map(Pending::waiting).toList(),
                                                         sharesList.isEmpty() ? List.of() : sharesList.get(0))))))));
     }
 
-    private List<ScenarioBuilder.Held> withElsewhere(List<ScenarioBuilder.Held> held) {
-        List<ScenarioBuilder.Held> others = elsewhere == null ? List.of() : elsewhere.held();
+    private List<ScenarioBuilder.Held> withElsewhere(List<ScenarioBuilder.Held> held, List<NodeInfo> nodes) {
+        List<ScenarioBuilder.Held> others = elsewhere == null ? List.of() : elsewhere.held(nodes);
         if (others.isEmpty()) {
             return held;
         }
@@ -233,7 +234,7 @@ public class StateCache {
 
     private static ScenarioBuilder.Held held(Allocation a, ScenarioBuilder.Held before) {
         return new ScenarioBuilder.Held(a.jobId, a.task, a.node, Arrays.stream(a.gpuIndices).boxed().toList(), a.gpuMilli, a.cpuMillis,
-                a.memoryMiB);
+                a.memoryMiB, a.migProfile, a.migDevices == null ? List.of() : List.of(a.migDevices));
     }
 
     private static Pending pending(PendingJob p, Pending before) {

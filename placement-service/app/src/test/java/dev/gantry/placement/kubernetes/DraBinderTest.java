@@ -188,12 +188,20 @@ class DraBinderTest {
     }
 
     private void runTo(Pod pod, String phase) {
-        driver.pods().inNamespace(NS).resource(new PodBuilder(pod).editSpec().withNodeName(NODE).endSpec()
+        runTo(pod, NODE, phase);
+    }
+
+    private void runTo(Pod pod, String node, String phase) {
+        driver.pods().inNamespace(NS).resource(new PodBuilder(pod).editSpec().withNodeName(node).endSpec()
                 .withStatus(new PodStatusBuilder().withPhase(phase).build()).build()).update();
     }
 
     /** A claim kube-scheduler allocated for someone else's pod. */
     private void othersClaim(String name, String device) {
+        othersClaimOn(name, NODE, device);
+    }
+
+    private void othersClaimOn(String name, String node, String device) {
         if (driver.namespaces().withName("team-x").get() == null) {
             driver.namespaces().resource(new io.fabric8.kubernetes.api.model.NamespaceBuilder().withNewMetadata().withName("team-x")
                     .endMetadata().build()).create();
@@ -204,7 +212,7 @@ class DraBinderTest {
                 .endExactly().endRequest().endDevices().endSpec().build()).create();
         driver.resources(ResourceClaim.class).inNamespace("team-x").resource(new ResourceClaimBuilder(made)
                 .withStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult().withRequest("gpu")
-                        .withDriver(NvidiaDraSlices.DRIVER).withPool(NODE).withDevice(device).endResult().endDevices().endAllocation()
+                        .withDriver(NvidiaDraSlices.DRIVER).withPool(node).withDevice(device).endResult().endDevices().endAllocation()
                         .addNewReservedFor().withResource("pods").withName("their-pod").withUid("u-1").endReservedFor().build())
                 .build()).updateStatus();
     }
@@ -313,6 +321,91 @@ class DraBinderTest {
         Thread.sleep(3000); // a few windows
         assertThat(podsOf(big)).as("seven GPUs do not fit in the six others leave").isEmpty();
         assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", big.toString())).isEqualTo(1);
+    }
+
+    /** The node of {@link NvidiaDraSlices#migNode} as the inventory describes it: its MIG devices by UUID. */
+    private static NodeInfo migNode(String name) {
+        List<NodeInfo.MigDevice> devices = new ArrayList<>();
+        for (int start : List.of(0, 4)) {
+            devices.add(new NodeInfo.MigDevice(NvidiaDraSlices.migUuidOf(name, 2, start), 2, "3g.40gb",
+                    NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, start)));
+        }
+        for (int start = 0; start < 7; start++) {
+            devices.add(new NodeInfo.MigDevice(NvidiaDraSlices.migUuidOf(name, 3, start), 3, "1g.10gb",
+                    NvidiaDraSlices.migDeviceOf(3, "1g.10gb", 19, start)));
+        }
+        return new NodeInfo(name, MODEL, 4, List.of(), List.of(), false, 64_000, 512_000, new NodeInfo.Topology("z1", "s1", "leaf-m"),
+                null, Map.of(), List.of(TAINT), true, NodeInfo.Health.READY, 81_920,
+                new NodeInfo.Mig("mixed", Map.of("3g.40gb", 2, "1g.10gb", 7), devices), 0, false, Instant.now());
+    }
+
+    @Test
+    void aMigRequestGetsAMigDeviceAndItsClaimNamesExactlyThatDevice() throws Exception {
+        String migNode = "dra-mig";
+        driver.resources(ResourceSlice.class).resource(NvidiaDraSlices.migNode(migNode)).create();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, migNode, new NodeChanged(System.nanoTime(), migNode(migNode))));
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = ? and not removed", migNode) == 1);
+            // kube-scheduler gave someone else's pod the 3g.40gb device at placement 0 of GPU 2
+            String theirs = NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, 0);
+            String ours = NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, 4);
+            othersClaimOn("their-3g", migNode, theirs);
+            await().atMost(Duration.ofSeconds(10)).until(() -> claims.held(List.of(migNode(migNode))).stream()
+                    .anyMatch(h -> h.migDevices().equals(List.of(NvidiaDraSlices.migUuidOf(migNode, 2, 0)))));
+
+            UUID infer = UUID.randomUUID();
+            UUID two = UUID.randomUUID();
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(apiJob(infer, List.of(new JobQueued.TaskGroup("infer", 1, 1, null, 500, 500, "server:2", null, null, null,
+                        "3g.40gb"))));
+                nats.publish(apiJob(two, List.of(new JobQueued.TaskGroup("infer", 1, 2, null, 500, 500, "server:2", null, null, null,
+                        "3g.40gb"))));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(infer).size() == 1 && bound(podsOf(infer).get(0).getMetadata().getName()));
+            Pod pod = podsOf(infer).get(0);
+            String podName = pod.getMetadata().getName();
+            assertThat(db.queryString("select node from allocation where job_id = ?::uuid", infer.toString())).isEqualTo(migNode);
+            assertThat(db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid", infer.toString()))
+                    .as("the free 3g.40gb device, by its MIG UUID").isEqualTo(NvidiaDraSlices.migUuidOf(migNode, 2, 4));
+            assertThat(db.queryString("select array_to_string(gpu_indices, ',') from allocation where job_id = ?::uuid", infer.toString()))
+                    .as("a MIG task holds no GPU index").isEmpty();
+            assertThat(pod.getSpec().getResourceClaims()).singleElement()
+                    .satisfies(c -> assertThat(c.getResourceClaimName()).isEqualTo(podName + "-gpus"));
+            assertThat(pod.getSpec().getContainers().getFirst().getResources().getLimits())
+                    .as("the device comes through the claim").doesNotContainKeys("nvidia.com/gpu", "nvidia.com/mig-3g.40gb");
+            assertThat(pod.getMetadata().getAnnotations()).containsEntry(KubernetesActuator.ANNOTATION_MIG_DEVICES,
+                    NvidiaDraSlices.migUuidOf(migNode, 2, 4));
+
+            ResourceClaim claim = claim(podName + "-gpus");
+            assertThat(claim.getSpec().getDevices().getRequests()).singleElement().satisfies(r -> {
+                assertThat(r.getExactly().getDeviceClassName()).as("NVIDIA's class of MIG devices").isEqualTo("mig.nvidia.com");
+                assertThat(r.getExactly().getCount()).isEqualTo(1L);
+                assertThat(r.getExactly().getSelectors()).singleElement()
+                        .satisfies(sel -> assertThat(sel.getCel().getExpression()).isEqualTo("device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"));
+            });
+            assertThat(claim.getStatus().getAllocation().getDevices().getResults()).singleElement().satisfies(r -> {
+                assertThat(r.getDriver()).isEqualTo(NvidiaDraSlices.DRIVER);
+                assertThat(r.getPool()).isEqualTo(migNode);
+                assertThat(r.getDevice()).as("exactly the MIG device Gantry chose, not the one someone else holds").isEqualTo(ours);
+            });
+            assertThat(claim.getStatus().getReservedFor()).singleElement().satisfies(r -> assertThat(r.getName()).isEqualTo(podName));
+
+            Thread.sleep(2000); // a few windows
+            assertThat(podsOf(two)).as("two 3g.40gb devices: one is someone else's, the other ours").isEmpty();
+            assertThat(db.queryString("select reason from pending_job where job_id = ?::uuid", two.toString()))
+                    .contains("MIG devices 3g.40gb").contains("0 free");
+
+            runTo(pod, migNode, "Succeeded");
+            await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, infer) == 1 && claim(podName + "-gpus") == null);
+        } finally {
+            driver.resources(ResourceClaim.class).inNamespace("team-x").withName("their-3g").delete();
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, migNode, new dev.gantry.contracts.nodes.NodeRemoved(System.nanoTime(), migNode)));
+            }
+            driver.resources(ResourceSlice.class).withName(migNode + "-gpu.nvidia.com").delete();
+        }
     }
 
     @Test

@@ -38,6 +38,19 @@ class DraDevicesTest {
     }
 
     @Test
+    void aMigDeviceOfAGpuInMigModeIsFoundByItsUuidAndPlacedOnTheGpuItsNameNames() {
+        // the newest driver: GPU 2 is in MIG mode and not published as a GPU device; its devices name their parent's minor
+        DraDevices d = DraDevices.of("gpu.nvidia.com", List.of(NvidiaDraSlices.migNode("m1")));
+        DraDevices.DeviceRef ref = d.mig("m1", NvidiaDraSlices.migUuidOf("m1", 2, 4));
+        assertThat(ref).isEqualTo(new DraDevices.DeviceRef("gpu.nvidia.com", "m1", NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, 4)));
+        assertThat(d.migOf(ref)).isEqualTo(new DraDevices.MigRef(NvidiaDraSlices.migUuidOf("m1", 2, 4), "3g.40gb"));
+        assertThat(d.place(ref)).isEqualTo(new DraDevices.GpuPlace("m1", 2));
+        assertThat(d.gpu("m1", 2)).as("no whole device for a GPU in MIG mode").isNull();
+        assertThat(d.migOf(d.gpu("m1", 0))).as("a whole GPU is no MIG device").isNull();
+        assertThat(d.mig("m1", "MIG-unknown")).isNull();
+    }
+
+    @Test
     void anOlderGenerationOfThePoolAndOtherDriversAreLeftOut() {
         ResourceSlice newer = new ResourceSliceBuilder(NvidiaDraSlices.eightGpus("n1")).editMetadata().withName("newer").endMetadata()
                 .editSpec().editPool().withGeneration(2L).endPool().withDevices(NvidiaDraSlices.eightGpus("n1").getSpec().getDevices().subList(0, 2))

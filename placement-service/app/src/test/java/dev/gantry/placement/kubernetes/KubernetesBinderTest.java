@@ -228,6 +228,43 @@ class KubernetesBinderTest {
     }
 
     @Test
+    void aMigTaskAsksTheDevicePluginForItsProfilesResourceInDevicePluginMode() throws Exception {
+        // as the inventory lays out the device plugin's mixed-strategy counts: GPU 0 in MIG mode, seven 1g.10gb devices
+        String migNode = "k8s-mig";
+        List<NodeInfo.MigDevice> devices = new ArrayList<>();
+        for (int n = 0; n < 7; n++) {
+            devices.add(new NodeInfo.MigDevice("mig-1g.10gb-" + n, 0, "1g.10gb", null));
+        }
+        NodeInfo node = new NodeInfo(migNode, MODEL, 1, List.of(), List.of(), false, 64_000, 512_000,
+                new NodeInfo.Topology("z1", "s1", "leaf-m"), null, Map.of(), List.of(TAINT), true, NodeInfo.Health.READY, 81_920,
+                new NodeInfo.Mig("mixed", Map.of("1g.10gb", 7), devices), 0, false, Instant.now());
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, migNode, new NodeChanged(System.nanoTime(), node)));
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = ? and not removed", migNode) == 1);
+            UUID jobId = UUID.randomUUID();
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("nb", 1, 2, null, 1000, 4000, "jupyter:4", null, null, null,
+                        "1g.10gb"))));
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> podsOf(jobId.toString()).size() == 1 && launched(jobId));
+            Pod pod = podsOf(jobId.toString()).getFirst();
+            assertThat(pod.getSpec().getContainers().getFirst().getResources().getLimits())
+                    .containsEntry("nvidia.com/mig-1g.10gb", new Quantity("2")).doesNotContainKey("nvidia.com/gpu");
+            String chosen = db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid", jobId.toString());
+            assertThat(chosen.split(",")).hasSize(2).allSatisfy(id -> assertThat(id).startsWith("mig-1g.10gb-"));
+            assertThat(pod.getMetadata().getAnnotations()).containsEntry(KubernetesActuator.ANNOTATION_MIG_DEVICES, chosen)
+                    .containsEntry(KubernetesActuator.ANNOTATION_GPU_INDICES, "");
+            assertThat(driver.bindings().inNamespace(NS).withName(pod.getMetadata().getName()).get().getTarget().getName()).isEqualTo(migNode);
+        } finally {
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, migNode, new dev.gantry.contracts.nodes.NodeRemoved(System.nanoTime(), migNode)));
+            }
+        }
+    }
+
+    @Test
     void aFailedPodFailsTheJobAndItsPodsGo() throws Exception {
         UUID jobId = UUID.randomUUID();
         try (TestNats nats = TestNats.connect(natsUrl)) {

@@ -52,6 +52,36 @@ class ScenarioBuilderTest {
         assertThat(plan.unplaced()).extracting(u -> u.job()).containsExactly(big.toString());
     }
     @Test
+    void migDevicesOfNodesTasksAndRequestsBecomeTheEnginesAndAMigJobIsNeverMoved() {
+        NodeInfo.Mig mig = new NodeInfo.Mig("mixed", Map.of("1g.10gb", 2, "2g.20gb", 1), List.of(new NodeInfo.MigDevice("MIG-a", 1, "1g.10gb", null),
+                new NodeInfo.MigDevice("MIG-b", 1, "1g.10gb", null), new NodeInfo.MigDevice("MIG-c", 1, "2g.20gb", "gpu-1-mig-2g20gb-14-2")));
+        NodeInfo node = new NodeInfo("n1", "A100", 2, List.of(), List.of(), false, 0, 0, null, null, Map.of(), List.of(), true,
+                NodeInfo.Health.READY, 0, mig, 0, false, null);
+        UUID running = UUID.randomUUID();
+        UUID waiting = UUID.randomUUID();
+        JobQueued.TaskGroup nb = new JobQueued.TaskGroup("nb", 1, 1, null, 0, 0, null, null, null, null, "1g.10gb");
+        JobQueued runningSpec = new JobQueued(running, "r", "q", "u", 10, Instant.EPOCH, null, List.of(nb), null, null, null, false, null,
+                null, true, true, null, null, true);
+        JobQueued waitingSpec = new JobQueued(waiting, "w", "q", "u", 10, Instant.EPOCH, null, List.of(nb), null, null, null, false, null,
+                null, true, false, null);
+        Scenario scenario = ScenarioBuilder.build(Instant.now(), List.of(node),
+                List.of(new ScenarioBuilder.Placed(running, "q", runningSpec, Instant.EPOCH).withMovable(true)),
+                List.of(new ScenarioBuilder.Held(running, "nb-0", "n1", List.of(), null, 0, 0, "1g.10gb", List.of("MIG-a"))),
+                List.of(new ScenarioBuilder.Waiting(waiting, waitingSpec)));
+
+        assertThat(ScenarioValidator.validate(scenario)).isEmpty();
+        assertThat(scenario.nodes().getFirst().migDevices()).extracting(d -> d.id() + "@" + d.gpu() + ":" + d.profile())
+                .containsExactly("MIG-a@1:1g.10gb", "MIG-b@1:1g.10gb", "MIG-c@1:2g.20gb");
+        assertThat(scenario.running().getFirst().tasks().getFirst().migDevices()).containsExactly("MIG-a");
+        assertThat(scenario.running().getFirst().migratable()).as("moves are recorded for GPU indices only").isFalse();
+        assertThat(scenario.pending().getFirst().taskGroups().getFirst().migProfile()).isEqualTo("1g.10gb");
+
+        Plan plan = Planners.byName("greedy").plan(scenario);
+        assertThat(PlanValidator.validate(scenario, plan)).isEmpty();
+        assertThat(plan.placements().getFirst().tasks().getFirst().migDevices()).containsExactly("MIG-b");
+    }
+
+    @Test
     void aJobPlacedAgainAfterAPreemptionIsNoVictimUntilItsProtectionEnds() {
         NodeInfo node = new NodeInfo("n1", "A100", 8, List.of(), List.of(), false, 0, 0, null, null, Map.of(), List.of(), true,
                 NodeInfo.Health.UNKNOWN, 0, null, 0, false, null);

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A GPU node. Defaults of FORMAT.md are resolved on parsing: {@code nvlinkIslands} is never null
+ * A GPU node; {@code migDevices} are the MIG devices of its GPUs in MIG mode (empty: none). Defaults of FORMAT.md are resolved on parsing: {@code nvlinkIslands} is never null
  * (PCIe-only nodes get one island per GPU), {@code numaNodes} may be empty, capacities of
  * {@link Long#MAX_VALUE} mean "not given" (unbounded, as the checker treats them).
  */
@@ -21,7 +21,16 @@ public record Node(
         Map<String, String> labels,
         List<Taint> taints,
         boolean schedulable,
-        boolean gpuSharing) {
+        boolean gpuSharing,
+        List<MigDevice> migDevices) {
+
+    /** A node without MIG devices. */
+    public Node(String name, String gpuModel, int gpus, List<List<Integer>> nvlinkIslands, List<List<Integer>> numaNodes, long cpuMillis,
+            long memoryMiB, Topology topology, String ibFabric, Map<String, String> labels, List<Taint> taints, boolean schedulable,
+            boolean gpuSharing) {
+        this(name, gpuModel, gpus, nvlinkIslands, numaNodes, cpuMillis, memoryMiB, topology, ibFabric, labels, taints, schedulable,
+                gpuSharing, List.of());
+    }
 
     public Node {
         nvlinkIslands = nvlinkIslands == null ? singletonIslands(gpus) : List.copyOf(nvlinkIslands.stream().map(List::copyOf).toList());
@@ -29,6 +38,18 @@ public record Node(
         topology = topology == null ? Topology.UNKNOWN : topology;
         labels = labels == null ? Map.of() : Map.copyOf(labels);
         taints = taints == null ? List.of() : List.copyOf(taints);
+        migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+    }
+
+    /** The GPUs in MIG mode (carrying MIG devices) as a bit mask: never given out whole or shared. */
+    public long migGpuMask() {
+        long mask = 0;
+        for (MigDevice d : migDevices) {
+            if (d.gpu() >= 0 && d.gpu() < 64) {
+                mask |= 1L << d.gpu();
+            }
+        }
+        return mask;
     }
 
     private static List<List<Integer>> singletonIslands(int gpus) {

@@ -36,6 +36,13 @@ public record PendingJob(
                 requireInfiniBand, nodeSelector, tolerations, preemptible, checkpointable, seconds);
     }
 
+    /** The task group of a task named {@code <group>-<index>}, or null. */
+    public TaskGroup taskGroupOf(String task) {
+        int dash = task.lastIndexOf('-');
+        String group = dash < 0 ? task : task.substring(0, dash);
+        return taskGroups.stream().filter(g -> g.name().equals(group)).findFirst().orElse(null);
+    }
+
     public int totalReplicas() {
         return taskGroups.stream().mapToInt(TaskGroup::replicas).sum();
     }

@@ -272,7 +272,7 @@ public final class StartForecaster {
         for (TaskPlacement t : moved) {
             RunningTask old = byName.get(t.task());
             out.add(new RunningTask(t.task(), t.node(), t.gpus(), old == null ? 0 : old.cpuMillis(), old == null ? 0 : old.memoryMiB(),
-                    t.gpuMilli()));
+                    t.gpuMilli(), old == null ? null : old.migProfile(), t.migDevices()));
         }
         return out;
     }
@@ -285,15 +285,15 @@ public final class StartForecaster {
         for (TaskPlacement t : placed) {
             int dash = t.task().lastIndexOf('-');
             TaskGroup g = groups.get(dash < 0 ? t.task() : t.task().substring(0, dash));
-            out.add(new RunningTask(t.task(), t.node(), t.gpus(), g == null ? 0 : g.cpuMillis(), g == null ? 0 : g.memoryMiB(), t.gpuMilli()));
+            out.add(new RunningTask(t.task(), t.node(), t.gpus(), g == null ? 0 : g.cpuMillis(), g == null ? 0 : g.memoryMiB(), t.gpuMilli(),
+                    g == null ? null : g.migProfile(), t.migDevices()));
         }
         return out;
     }
 
     private static RunningJob asRunning(PendingJob job, ClusterState st, List<GangPacker.Assigned> fit, long t) {
         List<RunningTask> tasks = fit.stream()
-                .map(a -> new RunningTask(a.replica().task(), st.node(a.node()).name(), Arrays.stream(a.gpus()).sorted().boxed().toList(),
-                        a.replica().cpuMillis(), a.replica().memoryMiB(), a.replica().milli()))
+                .map(a -> st.running(a.node(), a.replica(), a.gpus()))
                 .toList();
         return new RunningJob(job.name(), job.queue(), job.priority(), job.preemptible(), job.checkpointable(), false, t, tasks);
     }
@@ -308,6 +308,9 @@ public final class StartForecaster {
                     for (int g : task.gpus()) {
                         releasedOn.computeIfAbsent(task.node() + "/" + g, k -> new HashSet<>()).add(name);
                     }
+                    for (String mig : task.migDevices()) {
+                        releasedOn.computeIfAbsent(task.node() + "/mig/" + mig, k -> new HashSet<>()).add(name);
+                    }
                 }
             }
         }
@@ -320,7 +323,9 @@ public final class StartForecaster {
         Set<String> names = new TreeSet<>();
         for (GangPacker.Assigned a : fit) {
             for (int g : a.gpus()) {
-                Collection<String> on = releasedOn.get(st.node(a.node()).name() + "/" + g);
+                String node = st.node(a.node()).name();
+                Collection<String> on = releasedOn.get(g >= ClusterState.MIG_SLOT
+                        ? node + "/mig/" + st.node(a.node()).migDevices().get(g - ClusterState.MIG_SLOT).id() : node + "/" + g);
                 if (on != null) {
                     names.addAll(on);
                 }

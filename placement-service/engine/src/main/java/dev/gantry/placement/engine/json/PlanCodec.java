@@ -75,6 +75,10 @@ public final class PlanCodec {
             if (t.gpuMilli() != null) {
                 o.put("gpuMilli", t.gpuMilli());
             }
+            if (!t.migDevices().isEmpty()) {
+                ArrayNode migs = o.putArray("migDevices");
+                t.migDevices().forEach(migs::add);
+            }
         }
     }
 
@@ -119,8 +123,12 @@ public final class PlanCodec {
                 gpus.add(g.asInt());
             }
             JsonNode milli = t.get("gpuMilli");
+            List<String> migs = new ArrayList<>();
+            for (JsonNode m : iter(t.get("migDevices"))) {
+                migs.add(m.asText());
+            }
             out.add(new TaskPlacement(t.path("task").asText(), t.path("node").asText(), gpus,
-                    milli == null || milli.isNull() ? null : milli.asInt()));
+                    milli == null || milli.isNull() ? null : milli.asInt(), migs));
         }
         return out;
     }

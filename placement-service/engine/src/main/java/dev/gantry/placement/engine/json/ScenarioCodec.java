@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.MigDevice;
 import dev.gantry.placement.engine.domain.Network;
 import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
@@ -115,7 +116,9 @@ public final class ScenarioCodec {
                 r.stringMap(v, p, "labels"),
                 taints,
                 r.bool(v, p, "schedulable", true),
-                r.bool(v, p, "gpuSharing", false));
+                r.bool(v, p, "gpuSharing", false),
+                r.array(v, p, "migDevices", (d, dp) -> r.object(d, dp) == null ? null
+                        : new MigDevice(r.requiredString(d, dp, "id"), r.intIn(d, dp, "gpu", -1, 0, 63), r.requiredString(d, dp, "profile"))));
     }
 
     private static List<Integer> indexGroup(JsonReader r, JsonNode g, String p) {
@@ -158,7 +161,9 @@ public final class ScenarioCodec {
                         r.array(t, tp, "gpus", (g, gp) -> r.intElement(g, gp, 0, 63)),
                         r.longIn(t, tp, "cpuMillis", 0, 0, Long.MAX_VALUE),
                         r.longIn(t, tp, "memoryMiB", 0, 0, Long.MAX_VALUE),
-                        gpuMilli(r, t, tp)));
+                        gpuMilli(r, t, tp),
+                        r.string(t, tp, "migProfile", null),
+                        r.array(t, tp, "migDevices", (m, mp) -> r.stringElement(m, mp))));
         return new RunningJob(
                 r.requiredString(v, p, "name"),
                 r.requiredString(v, p, "queue"),
@@ -189,7 +194,8 @@ public final class ScenarioCodec {
                         r.intIn(g, gp, "gpusPerReplica", 0, 0, 64),
                         r.longIn(g, gp, "cpuMillis", 0, 0, Long.MAX_VALUE),
                         r.longIn(g, gp, "memoryMiB", 0, 0, Long.MAX_VALUE),
-                        gpuMilli(r, g, gp)));
+                        gpuMilli(r, g, gp),
+                        r.string(g, gp, "migProfile", null)));
         int total = groups.stream().mapToInt(TaskGroup::replicas).sum();
         GpuTopology topo = GpuTopology.ANY;
         String topoText = r.string(v, p, "gpuTopology", null);
@@ -277,6 +283,12 @@ public final class ScenarioCodec {
             if (n.gpuSharing()) {
                 o.put("gpuSharing", true);
             }
+            if (!n.migDevices().isEmpty()) {
+                ArrayNode migs = o.putArray("migDevices");
+                for (MigDevice d : n.migDevices()) {
+                    migs.addObject().put("id", d.id()).put("gpu", d.gpu()).put("profile", d.profile());
+                }
+            }
         }
         ArrayNode queues = root.putArray("queues");
         for (Queue q : s.queues()) {
@@ -322,6 +334,12 @@ public final class ScenarioCodec {
                 if (t.gpuMilli() != null) {
                     tn.put("gpuMilli", t.gpuMilli());
                 }
+                if (t.migProfile() != null) {
+                    tn.put("migProfile", t.migProfile());
+                }
+                if (!t.migDevices().isEmpty()) {
+                    tn.set("migDevices", MAPPER.valueToTree(t.migDevices()));
+                }
             }
         }
         ArrayNode pending = root.putArray("pending");
@@ -341,6 +359,9 @@ public final class ScenarioCodec {
                 gn.put("memoryMiB", g.memoryMiB());
                 if (g.gpuMilli() != null) {
                     gn.put("gpuMilli", g.gpuMilli());
+                }
+                if (g.migProfile() != null) {
+                    gn.put("migProfile", g.migProfile());
                 }
             }
             o.put("minAvailable", j.minAvailable());

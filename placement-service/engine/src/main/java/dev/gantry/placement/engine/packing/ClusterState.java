@@ -1,10 +1,15 @@
 package dev.gantry.placement.engine.packing;
 
 import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.MigDevice;
+import dev.gantry.placement.engine.domain.MigProfiles;
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskPlacement;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,8 +18,18 @@ import java.util.Map;
  * Mutable occupancy of the cluster while a planner works: free whole GPUs as one bit mask per
  * node (a node has at most 64 GPUs), milli-GPUs held by sharing tasks, free CPU and memory.
  * Also chooses concrete GPU indices for a replica on a node (islands, NUMA, sharing).
+ *
+ * <p>MIG: a node's MIG devices are a second mask (at most 64 per node). Where this class and the packing code
+ * pass a pod's devices as {@code int[]}, a value below {@link #MIG_SLOT} is a GPU index and {@code MIG_SLOT + k}
+ * the node's {@code k}-th MIG device ({@link Node#migDevices()} order): so the packer, the solver's options
+ * and its "used twice" rule treat a MIG device as a device of its own without a second code path. GPUs in MIG
+ * mode are never free: whole-GPU and sharing pods cannot have them. Plans and running tasks name MIG devices
+ * by id ({@link #gpuIndices}, {@link #migIds}, {@link #slots(RunningTask)} convert).
  */
 public final class ClusterState {
+    /** The first device slot that is a MIG device, not a GPU index. */
+    public static final int MIG_SLOT = 64;
+
     private final List<Node> nodes;
     private final Map<String, Integer> index;
     private final long[][] islandMasks;
@@ -23,8 +38,13 @@ public final class ClusterState {
     private final int[][] shared;
     private final long[] cpuFree;
     private final long[] memFree;
+    /** Per node, each MIG device's profile (null: no MIG devices), and the position of each device id. */
+    private final String[][] migProfiles;
+    private final List<Map<String, Integer>> migPositions;
+    private final long[] migFree;
     /** GPUs to take first when a choice remains (e.g. free in another state), or null. */
     private long[] preferred;
+    private long[] preferredMig;
 
     /** Every GPU free, nothing running. */
     public ClusterState(Scenario scenario) {
@@ -37,6 +57,9 @@ public final class ClusterState {
         shared = new int[n][];
         cpuFree = new long[n];
         memFree = new long[n];
+        migProfiles = new String[n][];
+        migPositions = new ArrayList<>(n);
+        migFree = new long[n];
         for (int i = 0; i < n; i++) {
             Node node = nodes.get(i);
             index.put(node.name(), i);
@@ -45,6 +68,21 @@ public final class ClusterState {
             free[i] = node.gpus() == 64 ? -1L : (1L << node.gpus()) - 1;
             cpuFree[i] = node.cpuMillis();
             memFree[i] = node.memoryMiB();
+            List<MigDevice> migs = node.migDevices();
+            if (migs.isEmpty()) {
+                migPositions.add(Map.of());
+                continue;
+            }
+            int count = Math.min(migs.size(), 64);
+            migProfiles[i] = new String[count];
+            Map<String, Integer> positions = new HashMap<>(count * 2);
+            for (int k = 0; k < count; k++) {
+                migProfiles[i][k] = migs.get(k).profile();
+                positions.put(migs.get(k).id(), k);
+            }
+            migPositions.add(positions);
+            migFree[i] = count == 64 ? -1L : (1L << count) - 1;
+            free[i] &= ~node.migGpuMask(); // a GPU in MIG mode is given out as its MIG devices only
         }
     }
 
@@ -60,7 +98,11 @@ public final class ClusterState {
         }
         cpuFree = o.cpuFree.clone();
         memFree = o.memFree.clone();
+        migProfiles = o.migProfiles;
+        migPositions = o.migPositions;
+        migFree = o.migFree.clone();
         preferred = o.preferred;
+        preferredMig = o.preferredMig;
     }
 
     /**
@@ -70,6 +112,7 @@ public final class ClusterState {
      */
     public void preferFreeIn(ClusterState other) {
         preferred = other.free.clone();
+        preferredMig = other.migFree.clone();
     }
 
     private static long[] masks(List<List<Integer>> groups) {
@@ -147,19 +190,23 @@ public final class ClusterState {
 
     public void occupy(RunningJob job) {
         for (RunningTask t : job.tasks()) {
-            take(indexOf(t.node()), t.gpus().stream().mapToInt(Integer::intValue).toArray(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
+            int node = indexOf(t.node());
+            take(node, slots(node, t.gpus(), t.migDevices()), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
         }
     }
 
     public void release(RunningJob job) {
         for (RunningTask t : job.tasks()) {
-            release(indexOf(t.node()), t.gpus().stream().mapToInt(Integer::intValue).toArray(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
+            int node = indexOf(t.node());
+            release(node, slots(node, t.gpus(), t.migDevices()), t.gpuMilli(), t.cpuMillis(), t.memoryMiB());
         }
     }
 
     public void take(int node, int[] gpus, Integer milli, long cpu, long mem) {
         for (int g : gpus) {
-            if (milli == null) {
+            if (g >= MIG_SLOT) {
+                migFree[node] &= ~(1L << (g - MIG_SLOT));
+            } else if (milli == null) {
                 free[node] &= ~(1L << g);
             } else {
                 if (shared[node] == null) {
@@ -175,7 +222,9 @@ public final class ClusterState {
 
     public void release(int node, int[] gpus, Integer milli, long cpu, long mem) {
         for (int g : gpus) {
-            if (milli == null) {
+            if (g >= MIG_SLOT) {
+                migFree[node] |= 1L << (g - MIG_SLOT);
+            } else if (milli == null) {
                 free[node] |= 1L << g;
             } else {
                 shared[node][g] -= milli;
@@ -204,6 +253,9 @@ public final class ClusterState {
     public int[] pick(int node, Replica r) {
         if (cpuFree[node] < r.cpuMillis() || memFree[node] < r.memoryMiB()) {
             return null;
+        }
+        if (r.mig()) {
+            return pickMig(node, r);
         }
         if (r.sharing()) {
             return pickShared(node, r);
@@ -266,8 +318,8 @@ public final class ClusterState {
      * node, 2 otherwise (a single GPU, or none, is 0). Multi-GPU pods run fastest on one island.
      */
     public int spread(int node, int[] gpus) {
-        if (gpus.length < 2) {
-            return 0;
+        if (gpus.length < 2 || gpus[0] >= MIG_SLOT) {
+            return 0; // MIG devices have no NVLink between them
         }
         long mask = 0;
         for (int g : gpus) {
@@ -384,6 +436,136 @@ public final class ClusterState {
     private long allMask(int node) {
         int g = nodes.get(node).gpus();
         return g == 64 ? -1L : (1L << g) - 1;
+    }
+
+    // --- MIG devices ---
+
+    /** Free MIG devices of the replica's profile on the node, as slots ({@link #MIG_SLOT} + k); null when too few. */
+    private int[] pickMig(int node, Replica r) {
+        long candidates = migFree(node, r.migProfile());
+        if (Long.bitCount(candidates) < r.gpus()) {
+            return null;
+        }
+        long first = preferredMig == null ? candidates : candidates & preferredMig[node];
+        int[] picked;
+        if (Long.bitCount(first) >= r.gpus()) {
+            picked = lowest(first, r.gpus());
+        } else {
+            int[] a = lowest(first, Long.bitCount(first));
+            int[] b = lowest(candidates & ~first, r.gpus() - a.length);
+            picked = Arrays.copyOf(a, r.gpus());
+            System.arraycopy(b, 0, picked, a.length, b.length);
+        }
+        for (int i = 0; i < picked.length; i++) {
+            picked[i] += MIG_SLOT;
+        }
+        return picked;
+    }
+
+    /** The free MIG devices of {@code profile} on the node, as a mask over its MIG devices. */
+    public long migFree(int node, String profile) {
+        String[] profiles = migProfiles[node];
+        if (profiles == null || profile == null) {
+            return 0;
+        }
+        long out = 0;
+        long f = migFree[node];
+        while (f != 0) {
+            int k = Long.numberOfTrailingZeros(f);
+            f &= f - 1;
+            if (profile.equals(profiles[k])) {
+                out |= 1L << k;
+            }
+        }
+        return out;
+    }
+
+    /** How many MIG devices of {@code profile} the node has in all (free or not). */
+    public int migDevices(int node, String profile) {
+        String[] profiles = migProfiles[node];
+        int n = 0;
+        if (profiles != null) {
+            for (String p : profiles) {
+                n += p.equals(profile) ? 1 : 0;
+            }
+        }
+        return n;
+    }
+
+    /** The free MIG devices of the node in thousandths of a GPU (their slices of seven). */
+    public long freeMigMilli(int node) {
+        String[] profiles = migProfiles[node];
+        if (profiles == null) {
+            return 0;
+        }
+        long milli = 0;
+        long f = migFree[node];
+        while (f != 0) {
+            int k = Long.numberOfTrailingZeros(f);
+            f &= f - 1;
+            milli += MigProfiles.milli(profiles[k]);
+        }
+        return milli;
+    }
+
+    /** What the node has free for the replica, in thousandths: free MIG devices of its profile, or free (shareable) GPUs. */
+    public long freeMilliFor(int node, Replica r) {
+        if (r.mig()) {
+            return Long.bitCount(migFree(node, r.migProfile())) * (long) MigProfiles.milli(r.migProfile());
+        }
+        return freeMilli(node);
+    }
+
+    /** A running task's devices as slots: its GPU indices, then its MIG devices (ids the node does not have are left out). */
+    public int[] slots(RunningTask t) {
+        return slots(indexOf(t.node()), t.gpus(), t.migDevices());
+    }
+
+    /** A placed task's devices as slots. */
+    public int[] slots(TaskPlacement t) {
+        return slots(indexOf(t.node()), t.gpus(), t.migDevices());
+    }
+
+    private int[] slots(int node, List<Integer> gpus, List<String> migIds) {
+        if (migIds.isEmpty()) {
+            return gpus.stream().mapToInt(Integer::intValue).toArray();
+        }
+        int[] out = new int[gpus.size() + migIds.size()];
+        int n = 0;
+        for (int g : gpus) {
+            out[n++] = g;
+        }
+        Map<String, Integer> positions = migPositions.get(node);
+        for (String id : migIds) {
+            Integer k = positions.get(id);
+            if (k != null) {
+                out[n++] = MIG_SLOT + k;
+            }
+        }
+        return n == out.length ? out : Arrays.copyOf(out, n);
+    }
+
+    /** The GPU indices among slots, ascending. */
+    public static List<Integer> gpuIndices(int[] slots) {
+        return Arrays.stream(slots).filter(s -> s < MIG_SLOT).sorted().boxed().toList();
+    }
+
+    /** The ids of the MIG devices among slots, in slot order. */
+    public static List<String> migIds(Node node, int[] slots) {
+        return Arrays.stream(slots).filter(s -> s >= MIG_SLOT).sorted()
+                .mapToObj(s -> node.migDevices().get(s - MIG_SLOT).id()).toList();
+    }
+
+    /** The plan record of a pod put on {@code slots} of the node. */
+    public TaskPlacement placement(int node, Replica r, int[] slots) {
+        Node n = nodes.get(node);
+        return new TaskPlacement(r.task(), n.name(), gpuIndices(slots), r.milli(), migIds(n, slots));
+    }
+
+    /** A pod put on {@code slots} of the node, as a running task. */
+    public RunningTask running(int node, Replica r, int[] slots) {
+        Node n = nodes.get(node);
+        return new RunningTask(r.task(), n.name(), gpuIndices(slots), r.cpuMillis(), r.memoryMiB(), r.milli(), r.migProfile(), migIds(n, slots));
     }
 
     /** The topology groups' masks of a node, for reasons and option generation. */

@@ -25,6 +25,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * than it asks. Placing a pod where this rises least keeps the cluster usable for the pods that
  * come next (the fragmentation gradient idea of Weng et al., USENIX ATC '23), where plain best
  * fit only looks at the GPUs left over.
+ *
+ * <p>MIG: a MIG device is a fixed partition that only a pod of its profile can use, and a GPU in MIG mode is
+ * never free for whole-GPU or sharing pods; so MIG pods are not shapes of the workload, and the MIG devices a
+ * pod takes do not change the measure (only the CPU and memory it takes do).
  */
 public final class FragmentationGauge {
 
@@ -97,6 +101,9 @@ public final class FragmentationGauge {
         Map<Key, Double> counts = new HashMap<>();
         for (RunningJob job : scenario.running()) {
             for (RunningTask t : job.tasks()) {
+                if (t.migProfile() != null) {
+                    continue;
+                }
                 // a running task's model constraint is not in the snapshot: it counts as "any model"
                 Integer milli = t.gpuMilli();
                 counts.merge(new Key(milli == null ? t.gpus().size() : 0, milli, t.cpuMillis(), t.memoryMiB(), Set.of()), 1.0, Double::sum);
@@ -105,7 +112,9 @@ public final class FragmentationGauge {
         for (PendingJob job : scenario.pending()) {
             Set<String> models = Set.copyOf(job.gpuModels());
             for (TaskGroup g : job.taskGroups()) {
-                counts.merge(Key.of(g, models), (double) g.replicas(), Double::sum);
+                if (g.migProfile() == null) {
+                    counts.merge(Key.of(g, models), (double) g.replicas(), Double::sum);
+                }
             }
         }
         return of(counts);
@@ -150,6 +159,9 @@ public final class FragmentationGauge {
         for (int i = 0; i < pods.size(); i++) {
             Replica r = pods.get(i);
             for (int g : gpusOfPods.get(i)) {
+                if (g >= ClusterState.MIG_SLOT) {
+                    continue;
+                }
                 // never below zero: an option drawn on another state may overlap work this state holds
                 after[g] = Math.max(0, after[g] - (r.milli() == null ? 1000 : r.milli()));
             }

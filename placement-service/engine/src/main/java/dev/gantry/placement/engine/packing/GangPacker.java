@@ -261,7 +261,7 @@ public final class GangPacker {
         for (int d = 0; d < doms.size(); d++) {
             long cap = 0;
             for (int i : doms.get(d)) {
-                cap += st.freeMilli(i);
+                cap += capacity(st, i);
             }
             if (cap >= minMilli && (!completeOnly || cap >= total)) {
                 order.add(new long[] {cap >= total ? 0 : 1, cap, d});
@@ -311,7 +311,7 @@ public final class GangPacker {
             int[] eligibleNodes = eligibleNodes(job);
             List<Integer> ranking = rankings.computeIfAbsent(
                     List.of(System.identityHashCode(st), System.identityHashCode(eligibleNodes), r.gpus(), String.valueOf(r.milli()),
-                            r.topology(), r.cpuMillis(), r.memoryMiB()),
+                            r.topology(), r.cpuMillis(), r.memoryMiB(), String.valueOf(r.migProfile())),
                     key -> bestNodes(st, r, eligibleNodes, RANKING_SIZE));
             if (ranking.isEmpty()) {
                 return out;
@@ -454,12 +454,21 @@ public final class GangPacker {
         return true;
     }
 
+    /**
+     * A node's free GPUs and MIG devices in thousandths: what a domain's gangs are weighed by. For a gang of
+     * whole GPUs or of MIG devices alone it overstates (it counts the other kind too), which only costs a
+     * domain tried in vain; placing decides.
+     */
+    private static long capacity(ClusterState st, int node) {
+        return st.freeMilli(node) + st.freeMigMilli(node);
+    }
+
     private static List<int[]> orderedByTightness(ClusterState st, List<int[]> doms, long minMilli) {
         List<long[]> order = new ArrayList<>();
         for (int d = 0; d < doms.size(); d++) {
             long cap = 0;
             for (int i : doms.get(d)) {
-                cap += st.freeMilli(i);
+                cap += capacity(st, i);
             }
             if (cap >= minMilli) {
                 order.add(new long[] {cap, d});
@@ -476,7 +485,7 @@ public final class GangPacker {
         int[] node = new int[k];
         int size = 0;
         for (int n : domain) {
-            long freeMilli = st.freeMilli(n);
+            long freeMilli = st.freeMilliFor(n, r);
             if (freeMilli < r.gpuMilli()) {
                 continue;
             }
@@ -550,7 +559,7 @@ public final class GangPacker {
         long bestRank = Long.MAX_VALUE;
         for (int n : domain) {
             // plain best fit puts a pod without GPUs on the first node with room; the gauge weighs every node
-            long freeMilli = r.gpuMilli() == 0 && gauge == null ? 0 : st.freeMilli(n);
+            long freeMilli = r.gpuMilli() == 0 && gauge == null ? 0 : st.freeMilliFor(n, r);
             if (freeMilli < r.gpuMilli()) {
                 continue;
             }

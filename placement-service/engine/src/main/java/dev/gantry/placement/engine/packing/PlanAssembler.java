@@ -2,19 +2,17 @@ package dev.gantry.placement.engine.packing;
 
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.TaskPlacement;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
-/** Turns packed gangs into plan records: tasks in name order, GPU indices ascending. */
+/** Turns packed gangs into plan records: tasks in name order, GPU indices ascending (MIG devices by id). */
 public final class PlanAssembler {
     private PlanAssembler() {
     }
 
     public static List<TaskPlacement> tasks(ClusterState st, List<GangPacker.Assigned> assigned) {
         return assigned.stream()
-                .map(a -> new TaskPlacement(a.replica().task(), st.node(a.node()).name(),
-                        Arrays.stream(a.gpus()).sorted().boxed().toList(), a.replica().milli()))
+                .map(a -> st.placement(a.node(), a.replica(), a.gpus()))
                 .sorted(Comparator.comparing(TaskPlacement::task, PlanAssembler::naturalOrder))
                 .toList();
     }

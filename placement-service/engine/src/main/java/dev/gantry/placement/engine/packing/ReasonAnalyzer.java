@@ -9,6 +9,7 @@ import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.Taint;
+import dev.gantry.placement.engine.domain.TaskGroup;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -19,7 +20,7 @@ import java.util.stream.Collectors;
 
 /**
  * Why a pending job stays pending, in words a user can act on: the first requirement that blocks
- * it (queue capability, GPU model, node selector, taints, sharing, pod shape, gang size under the
+ * it (queue capability, GPU model, node selector, taints, sharing, MIG devices of the profile, pod shape, gang size under the
  * required network domain), and by how much, measured on the cluster as the plan leaves it.
  * Typed like kube-scheduler's codes: {@link Kind#UNRESOLVABLE} will not change by waiting.
  */
@@ -59,7 +60,7 @@ public final class ReasonAnalyzer {
 
     public Reason analyze(PendingJob job) {
         List<Object> key = List.of(job.queue(), job.priority(), job.taskGroups().stream().map(g -> List.of(g.replicas(), g.gpusPerReplica(),
-                        String.valueOf(g.gpuMilli()), g.cpuMillis(), g.memoryMiB())).toList(), job.minAvailable(), job.gpuModels(),
+                        String.valueOf(g.gpuMilli()), g.cpuMillis(), g.memoryMiB(), String.valueOf(g.migProfile()))).toList(), job.minAvailable(), job.gpuModels(),
                 job.gpuTopology(), job.network(), job.requireInfiniBand(), job.nodeSelector(), job.tolerations());
         Reason cached = cache.get(key);
         if (cached == null) {
@@ -82,12 +83,55 @@ public final class ReasonAnalyzer {
         if (eligible.length == 0) {
             return new Reason(Kind.UNRESOLVABLE, noEligibleNode(job));
         }
+        Reason mig = migDevices(job, eligible);
+        if (mig != null) {
+            return mig;
+        }
         Replica biggest = reps.getFirst();
         String shape = podShape(job, biggest, eligible);
         if (shape != null) {
             return new Reason(Kind.UNRESOLVABLE, shape);
         }
         return new Reason(Kind.CAPACITY, gangSize(job, reps, minMilli));
+    }
+
+    /**
+     * For a job with MIG pods: no eligible node has devices of the profile, or a pod wants more of them than any
+     * node has (the job must change), or too few are free now (capacity). Null when every MIG group's devices are
+     * free, so what blocks is something else.
+     */
+    private Reason migDevices(PendingJob job, int[] eligible) {
+        for (TaskGroup g : job.taskGroups()) {
+            String profile = g.migProfile();
+            if (profile == null) {
+                continue;
+            }
+            int most = 0;
+            long total = 0;
+            long free = 0;
+            Set<String> others = new java.util.TreeSet<>();
+            for (int i : eligible) {
+                int has = st.migDevices(i, profile);
+                most = Math.max(most, has);
+                total += has;
+                free += Long.bitCount(st.migFree(i, profile));
+                st.node(i).migDevices().forEach(d -> others.add(d.profile()));
+            }
+            if (total == 0) {
+                return new Reason(Kind.UNRESOLVABLE, "no eligible node" + modelScope(job) + " has MIG devices of profile " + profile
+                        + (others.isEmpty() ? " (none of the " + eligible.length + " has MIG devices)" : " (they have " + String.join(", ", others) + ")"));
+            }
+            if (most < g.gpusPerReplica()) {
+                return new Reason(Kind.UNRESOLVABLE, "each pod (" + g.name() + ") needs " + g.gpusPerReplica() + " MIG devices " + profile
+                        + " on one node; the most any eligible node has is " + most + ": use more pods with fewer devices");
+            }
+            long need = job.minAvailable() >= job.totalReplicas() ? (long) g.gpusPerReplica() * g.replicas() : g.gpusPerReplica();
+            if (free < need) {
+                return new Reason(Kind.CAPACITY, "needs " + need + " MIG device" + (need == 1 ? "" : "s") + " " + profile + " (" + g.name() + ": "
+                        + g.replicas() + " x " + g.gpusPerReplica() + "); the eligible nodes have " + free + " free of " + total);
+            }
+        }
+        return null;
     }
 
     private String noEligibleNode(PendingJob job) {
@@ -153,7 +197,7 @@ public final class ReasonAnalyzer {
         int bestGroup = (int) most[0];
         long bestCpu = most[1];
         long bestMem = most[2];
-        if (!r.sharing() && r.gpus() > bestGroup) {
+        if (!r.sharing() && !r.mig() && r.gpus() > bestGroup) {
             String where = switch (r.topology()) {
                 case NVLINK -> " in one NVLink island; the largest island";
                 case NUMA -> " in one NUMA node; the largest NUMA node";
@@ -218,7 +262,7 @@ public final class ReasonAnalyzer {
     }
 
     private static String describe(Replica r) {
-        String g = r.sharing() ? r.milli() + " milli-GPU" : r.gpus() + " GPUs";
+        String g = r.mig() ? r.gpus() + " MIG devices " + r.migProfile() : r.sharing() ? r.milli() + " milli-GPU" : r.gpus() + " GPUs";
         return g + ", " + r.cpuMillis() + "m CPU, " + r.memoryMiB() + " MiB";
     }
 

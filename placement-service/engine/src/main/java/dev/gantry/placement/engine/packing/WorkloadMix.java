@@ -38,6 +38,9 @@ public final class WorkloadMix {
     public synchronized void record(PendingJob job) {
         Set<String> models = Set.copyOf(job.gpuModels());
         for (TaskGroup g : job.taskGroups()) {
+            if (g.migProfile() != null) {
+                continue; // MIG pods use MIG devices only: no shape of the gauge (see FragmentationGauge)
+            }
             counts.merge(FragmentationGauge.Key.of(g, models), (double) g.replicas(), Double::sum);
             total += g.replicas();
         }

@@ -50,6 +50,9 @@ final class GuaranteeShortfall {
             long milli = 0;
             for (TaskPlacement t : pl.tasks()) {
                 milli += t.gpuMilli() != null ? t.gpuMilli() : 1000L * t.gpus().size();
+                if (!t.migDevices().isEmpty()) {
+                    milli += job.taskGroupOf(t.task()).replicaGpuMilli();
+                }
             }
             held.merge(job.queue(), milli, Long::sum);
         }

@@ -72,10 +72,18 @@ public final class MovesThatMakeRoom {
     }
 
     private static List<String> slots(TaskPlacement t) {
-        return t.gpus().stream().map(g -> t.node() + "/" + g).toList();
+        return keys(t.node(), t.gpus(), t.migDevices());
     }
 
     private static List<String> held(RunningTask t) {
-        return t.gpus().stream().map(g -> t.node() + "/" + g).toList();
+        return keys(t.node(), t.gpus(), t.migDevices());
+    }
+
+    /** A device as a key: {@code node/gpu}, or {@code node/mig/id} for a MIG device. */
+    private static List<String> keys(String node, List<Integer> gpus, List<String> migDevices) {
+        List<String> out = new java.util.ArrayList<>(gpus.size() + migDevices.size());
+        gpus.forEach(g -> out.add(node + "/" + g));
+        migDevices.forEach(m -> out.add(node + "/mig/" + m));
+        return out;
     }
 }

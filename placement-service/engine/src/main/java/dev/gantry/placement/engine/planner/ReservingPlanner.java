@@ -182,7 +182,9 @@ public final class ReservingPlanner implements Planner {
         long[] hole = new long[state.size()];
         for (GangPacker.Assigned a : res.gpus()) {
             for (int g : a.gpus()) {
-                hole[a.node()] |= state.freeMask(a.node()) & (1L << g);
+                if (g < ClusterState.MIG_SLOT) { // a reservation holds whole GPUs only: reserved MIG devices are not held
+                    hole[a.node()] |= state.freeMask(a.node()) & (1L << g);
+                }
             }
         }
         return hole;
@@ -285,8 +287,7 @@ public final class ReservingPlanner implements Planner {
         for (Started s : inHole) {
             PendingJob job = s.job();
             List<RunningTask> tasks = s.fit().tasks().stream()
-                    .map(a -> new RunningTask(a.replica().task(), holeOnly.node(a.node()).name(), ascending(a.gpus()),
-                            a.replica().cpuMillis(), a.replica().memoryMiB(), a.replica().milli()))
+                    .map(a -> holeOnly.running(a.node(), a.replica(), a.gpus()))
                     .toList();
             running.add(new RunningJob(job.name(), job.queue(), job.priority(), false, false, false, sc.nowSeconds(), tasks));
         }

@@ -79,7 +79,8 @@ public final class OptionGenerator {
     public PlacementModel build(ai.timefold.solver.core.api.domain.solution.ConstraintWeightOverrides<ai.timefold.solver.core.api.score.HardMediumSoftScore> overrides) {
         // pass 1: where could each pending gang go?
         Map<String, List<GangPacker.GangFit>> pendingFits = new LinkedHashMap<>();
-        long[] touched = new long[sc.nodes().size()];
+        // per node, GPUs and (second row) MIG devices some option takes
+        long[][] touched = new long[2][sc.nodes().size()];
         int rotation = 0;
         for (PendingJob p : sc.pending()) {
             List<GangPacker.GangFit> fits = pendingFits(p, rotation++);
@@ -87,7 +88,7 @@ public final class OptionGenerator {
             for (GangPacker.GangFit fit : fits) {
                 for (GangPacker.Assigned a : fit.tasks()) {
                     for (int g : a.gpus()) {
-                        touched[a.node()] |= 1L << g;
+                        mark(touched, a.node(), g);
                     }
                 }
             }
@@ -129,11 +130,17 @@ public final class OptionGenerator {
         return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId);
     }
 
-    private boolean touches(RunningJob r, long[] touched) {
+    private static void mark(long[][] touched, int node, int slot) {
+        boolean mig = slot >= ClusterState.MIG_SLOT;
+        touched[mig ? 1 : 0][node] |= 1L << (mig ? slot - ClusterState.MIG_SLOT : slot);
+    }
+
+    private boolean touches(RunningJob r, long[][] touched) {
         for (RunningTask t : r.tasks()) {
             int node = greedy.state().indexOf(t.node());
-            for (int g : t.gpus()) {
-                if ((touched[node] & (1L << g)) != 0) {
+            for (int g : greedy.state().slots(t)) {
+                boolean mig = g >= ClusterState.MIG_SLOT;
+                if ((touched[mig ? 1 : 0][node] & (1L << (mig ? g - ClusterState.MIG_SLOT : g))) != 0) {
                     return true;
                 }
             }
@@ -191,7 +198,7 @@ public final class OptionGenerator {
             for (int j = 0; j < sc.running().size(); j++) {
                 for (RunningTask t : sc.running().get(j).tasks()) {
                     int node = greedy.state().indexOf(t.node());
-                    for (int g : t.gpus()) {
+                    for (int g : greedy.state().slots(t)) {
                         holders.computeIfAbsent(((long) node << 8) | g, k -> new ArrayList<>(1)).add(j);
                     }
                 }
@@ -258,7 +265,7 @@ public final class OptionGenerator {
         Map<String, PlacementOption> seen = new HashMap<>();
         List<GangPacker.Assigned> now = new ArrayList<>();
         for (RunningTask t : job.tasks()) {
-            now.add(new GangPacker.Assigned(Replica.of(t), greedy.state().indexOf(t.node()), t.gpus().stream().mapToInt(Integer::intValue).toArray()));
+            now.add(new GangPacker.Assigned(Replica.of(t), greedy.state().indexOf(t.node()), greedy.state().slots(t)));
         }
         PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY, false));
         if (job.migratable()) {
@@ -319,7 +326,8 @@ public final class OptionGenerator {
                 : PlanValidator.networkOk(NetworkLevel.LEAF, nodes) ? NetworkLevel.LEAF : NetworkLevel.ANY;
         String model = nodes.getFirst().gpuModel();
         boolean sharing = job.tasks().stream().anyMatch(t -> t.gpuMilli() != null);
-        TaskGroup marker = new TaskGroup("migrate", 1, 1, 0, 0, sharing ? 1 : null);
+        String mig = job.tasks().stream().map(RunningTask::migProfile).filter(java.util.Objects::nonNull).findFirst().orElse(null);
+        TaskGroup marker = new TaskGroup("migrate", 1, 1, 0, 0, sharing ? 1 : null, mig);
         return new PendingJob(job.name(), job.queue(), job.priority(), 0, List.of(marker), job.tasks().size(),
                 model == null ? List.of() : List.of(model), GpuTopology.ANY, new Network(level, null), false, job.nodeSelector(), job.tolerations(),
                 job.preemptible(), job.checkpointable(), null);
@@ -353,14 +361,16 @@ public final class OptionGenerator {
             Arrays.sort(gpus);
             tasks.add(new OptionTask(r.task(), a.node(), sc.nodes().get(a.node()).name(), gpus, r.milli(), r.cpuMillis(), r.memoryMiB()));
             for (int g : gpus) {
+                // a MIG device is a slot of its own, taken whole
                 uses.add(new SlotUse(slot(a.node(), g), r.milli() == null ? 1000 : r.milli()));
             }
             long[] load = perNode.computeIfAbsent(a.node(), k -> new long[3]);
             load[0] += r.cpuMillis();
             load[1] += r.memoryMiB();
-            load[2] += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
-            milli += (long) gpus.length * (r.milli() == null ? 1000 : r.milli());
-            slowMilli += (long) gpus.length * (r.milli() == null ? 1000 : r.milli()) * packer.slowness(a.node()) / 100;
+            // a node's free GPUs (what stranding is measured on) do not include its MIG devices
+            load[2] += r.mig() ? 0 : r.gpuMilli();
+            milli += r.gpuMilli();
+            slowMilli += r.gpuMilli() * packer.slowness(a.node()) / 100;
         }
         List<NodeLoad> loads = new ArrayList<>();
         perNode.forEach((node, l) -> loads.add(new NodeLoad(capacities[node], l[0], l[1], l[2])));
@@ -396,10 +406,12 @@ public final class OptionGenerator {
     private GpuSlot slot(int node, int gpu) {
         // one canonical slot object per GPU: the move factory indexes them by identity
         if (slots[node] == null) {
-            slots[node] = new GpuSlot[sc.nodes().get(node).gpus()];
+            Node n = sc.nodes().get(node);
+            slots[node] = new GpuSlot[n.migDevices().isEmpty() ? n.gpus() : ClusterState.MIG_SLOT + n.migDevices().size()];
         }
         if (slots[node][gpu] == null) {
-            slots[node][gpu] = new GpuSlot(node, gpu, sc.nodes().get(node).name(), fixedState.sharedMilli(node, gpu));
+            int pinned = gpu >= ClusterState.MIG_SLOT ? 0 : fixedState.sharedMilli(node, gpu);
+            slots[node][gpu] = new GpuSlot(node, gpu, sc.nodes().get(node).name(), pinned);
         }
         return slots[node][gpu];
     }

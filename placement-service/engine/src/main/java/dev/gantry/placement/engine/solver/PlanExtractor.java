@@ -14,7 +14,6 @@ import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.QueueLedger;
 import dev.gantry.placement.engine.packing.ReasonAnalyzer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -52,7 +51,7 @@ public final class PlanExtractor {
                 preemptions.add(new Preemption(r.name(), preemptionReason(a, placed)));
             } else {
                 occupy(st, a.getOption());
-                migrations.add(new Migration(r.name(), tasks(a.getOption())));
+                migrations.add(new Migration(r.name(), tasks(sc, a.getOption())));
             }
         }
         // who holds each GPU in the solution: names the work in the way of a waiting gang
@@ -72,7 +71,7 @@ public final class PlanExtractor {
         for (PendingJob p : sc.pending()) {
             GangAssignment a = byJob.get(p.name());
             if (placedNames.contains(p.name())) {
-                placements.add(new Placement(p.name(), tasks(a.getOption())));
+                placements.add(new Placement(p.name(), tasks(sc, a.getOption())));
             } else {
                 ReasonAnalyzer.Reason reason = reasons.analyze(p);
                 // who holds the GPUs matters only when capacity, not the queue's capability, is the block
@@ -122,9 +121,10 @@ public final class PlanExtractor {
         }
     }
 
-    private static List<TaskPlacement> tasks(PlacementOption o) {
+    private static List<TaskPlacement> tasks(Scenario sc, PlacementOption o) {
         return o.tasks().stream()
-                .map(t -> new TaskPlacement(t.task(), t.nodeName(), Arrays.stream(t.gpus()).boxed().toList(), t.milli()))
+                .map(t -> new TaskPlacement(t.task(), t.nodeName(), ClusterState.gpuIndices(t.gpus()), t.milli(),
+                        ClusterState.migIds(sc.nodes().get(t.node()), t.gpus())))
                 .toList();
     }
 

@@ -77,6 +77,9 @@ public record PlanMetrics(
             for (TaskPlacement t : p.tasks()) {
                 occupy(used, shared, t.node(), t.gpus(), t.gpuMilli());
                 g += t.gpus().size() * (t.gpuMilli() == null ? 1.0 : t.gpuMilli() / 1000.0);
+                if (!t.migDevices().isEmpty() && j.taskGroupOf(t.task()) != null && j.taskGroupOf(t.task()).migProfile() != null) {
+                    g += j.taskGroupOf(t.task()).replicaGpuMilli() / 1000.0; // MIG devices: their slices of seven
+                }
                 Node n = nodes.get(t.node());
                 if (n != null) {
                     distinct.put(n.name(), n);
@@ -108,7 +111,10 @@ public record PlanMetrics(
             if (!n.schedulable() || n.gpus() == 0) {
                 continue;
             }
-            Set<Integer> u = used.getOrDefault(n.name(), Set.of());
+            Set<Integer> u = new HashSet<>(used.getOrDefault(n.name(), Set.of()));
+            for (var d : n.migDevices()) {
+                u.add(d.gpu()); // a GPU in MIG mode is neither free nor stranded: only its MIG devices are given out
+            }
             for (int g = 0; g < n.gpus(); g++) {
                 int s = shared.getOrDefault(n.name() + "/" + g, 0);
                 if (s > 0 && s < 1000) {

@@ -28,6 +28,8 @@ import java.util.Set;
 /**
  * The hard rules of FORMAT.md ("What makes a plan valid") checked on any plan, with the same
  * verdicts as {@code check_plan.py}. GPU amounts are counted in thousandths so sharing adds up exactly.
+ * MIG (which {@code check_plan.py} does not know): a MIG task holds MIG devices of its group's profile that its
+ * node has, each at most once, and no GPU index; no task holds a GPU in MIG mode whole or shared.
  */
 public final class PlanValidator {
 
@@ -101,6 +103,7 @@ public final class PlanValidator {
         final Map<String, RunningJob> running = new LinkedHashMap<>();
         final Map<String, PendingJob> pending = new LinkedHashMap<>();
         final Map<String, Map<Integer, String>> used = new HashMap<>();
+        final Map<String, String> migUsed = new HashMap<>();
         final Map<String, Integer> sharedMilli = new HashMap<>();
         final Map<String, Long> cpu = new HashMap<>();
         final Map<String, Long> mem = new HashMap<>();
@@ -176,15 +179,17 @@ public final class PlanValidator {
                     for (TaskPlacement t : m.tasks()) {
                         RunningTask o = old.get(t.task());
                         int oldCount = o == null ? 0 : o.gpus().size();
-                        if (t.gpus().size() != oldCount) {
+                        if (t.gpus().size() != oldCount || t.migDevices().size() != (o == null ? 0 : o.migDevices().size())) {
                             bad("migration of " + j.name() + "/" + t.task() + " changes its GPU count");
                         }
-                        occupy(t.node(), t.gpus(), j.name() + "/" + t.task(), o == null ? 0 : o.cpuMillis(),
+                        Node n = occupy(t.node(), t.gpus(), j.name() + "/" + t.task(), o == null ? 0 : o.cpuMillis(),
                                 o == null ? 0 : o.memoryMiB(), o == null ? null : o.gpuMilli());
+                        occupyMig(n, t.migDevices(), o == null ? null : o.migProfile(), j.name() + "/" + t.task());
                     }
                 } else {
                     for (RunningTask t : j.tasks()) {
-                        occupy(t.node(), t.gpus(), j.name() + "/" + t.name(), t.cpuMillis(), t.memoryMiB(), t.gpuMilli());
+                        Node n = occupy(t.node(), t.gpus(), j.name() + "/" + t.name(), t.cpuMillis(), t.memoryMiB(), t.gpuMilli());
+                        occupyMig(n, t.migDevices(), t.migProfile(), j.name() + "/" + t.name());
                     }
                 }
                 after.merge(j.queue(), j.gpuMilli(), Long::sum);
@@ -284,19 +289,30 @@ public final class PlanValidator {
                     bad(j.name() + ": task " + t.task() + " is not <taskGroup>-<index> of this job");
                     continue;
                 }
-                if (t.gpus().size() != g.gpusPerReplica() || new HashSet<>(t.gpus()).size() != t.gpus().size()) {
+                if (g.migProfile() != null) {
+                    if (!t.gpus().isEmpty() || t.migDevices().size() != g.gpusPerReplica()) {
+                        bad(j.name() + "/" + t.task() + ": needs " + g.gpusPerReplica() + " MIG devices " + g.migProfile() + " and no GPU, got "
+                                + t.migDevices() + " and GPUs " + t.gpus());
+                    }
+                } else if (!t.migDevices().isEmpty()) {
+                    bad(j.name() + "/" + t.task() + ": its task group asks for no MIG device, got " + t.migDevices());
+                } else if (t.gpus().size() != g.gpusPerReplica() || new HashSet<>(t.gpus()).size() != t.gpus().size()) {
                     bad(j.name() + "/" + t.task() + ": needs " + g.gpusPerReplica() + " distinct GPUs, got " + t.gpus());
                 }
                 if (!Objects.equals(t.gpuMilli(), g.gpuMilli())) {
                     bad(j.name() + "/" + t.task() + ": gpuMilli must be " + g.gpuMilli() + ", as its task group asks");
                 }
                 milliPlaced += (long) t.gpus().size() * (t.gpuMilli() == null ? 1000 : t.gpuMilli());
+                if (g.migProfile() != null) {
+                    milliPlaced += (long) t.migDevices().size() * dev.gantry.placement.engine.domain.MigProfiles.milli(g.migProfile());
+                }
                 Node n = occupy(t.node(), t.gpus(), j.name() + "/" + t.task(), g.cpuMillis(), g.memoryMiB(), g.gpuMilli());
                 if (n == null) {
                     continue;
                 }
+                occupyMig(n, t.migDevices(), g.migProfile(), j.name() + "/" + t.task());
                 nodesUsed.put(n.name(), n);
-                String mismatch = nodeMismatch(j, n, !t.gpus().isEmpty());
+                String mismatch = nodeMismatch(j, n, !t.gpus().isEmpty() || !t.migDevices().isEmpty());
                 if (mismatch != null) {
                     bad(j.name() + "/" + t.task() + ": " + mismatch);
                 }
@@ -328,10 +344,14 @@ public final class PlanValidator {
                 bad(owner + ": node " + nodeName + " does not allow GPU sharing");
             }
             Map<Integer, String> u = used.computeIfAbsent(nodeName, k -> new HashMap<>());
+            long migMode = n.migGpuMask();
             for (int g : gpus) {
                 if (g < 0 || g >= n.gpus()) {
                     bad(owner + ": GPU index " + g + " not on node " + nodeName + " (" + n.gpus() + " GPUs)");
                     continue;
+                }
+                if ((migMode & (1L << g)) != 0) {
+                    bad(owner + ": GPU " + nodeName + "/" + g + " is in MIG mode: only its MIG devices can be given out");
                 }
                 String key = nodeName + "/" + g;
                 int shared = sharedMilli.getOrDefault(key, 0);
@@ -355,6 +375,27 @@ public final class PlanValidator {
             cpu.merge(nodeName, cpuM, Long::sum);
             mem.merge(nodeName, memM, Long::sum);
             return n;
+        }
+
+        /** MIG devices held by {@code owner} on node {@code n} (null: reported already): on the node, of the profile, once. */
+        void occupyMig(Node n, List<String> ids, String profile, String owner) {
+            if (n == null || ids.isEmpty()) {
+                return;
+            }
+            for (String id : ids) {
+                dev.gantry.placement.engine.domain.MigDevice d = n.migDevices().stream().filter(x -> x.id().equals(id)).findFirst().orElse(null);
+                if (d == null) {
+                    bad(owner + ": MIG device " + id + " is not on node " + n.name());
+                    continue;
+                }
+                if (profile != null && !profile.equals(d.profile())) {
+                    bad(owner + ": MIG device " + id + " on " + n.name() + " is " + d.profile() + ", not " + profile);
+                }
+                String prev = migUsed.putIfAbsent(n.name() + "/" + id, owner);
+                if (prev != null) {
+                    bad(owner + ": MIG device " + n.name() + "/" + id + " already used by " + prev);
+                }
+            }
         }
     }
 

@@ -1,5 +1,8 @@
 package dev.gantry.placement.engine.validation;
 
+import dev.gantry.placement.engine.domain.GpuTopology;
+import dev.gantry.placement.engine.domain.MigDevice;
+import dev.gantry.placement.engine.domain.MigProfiles;
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Queue;
@@ -19,7 +22,8 @@ import java.util.regex.Pattern;
 /**
  * The limits and cross references of FORMAT.md that a typed parse cannot see: names, uniqueness,
  * island partitions, queue references and cycles, gang sizes, and the running state (GPUs that
- * exist, no GPU held twice, sharing within 1000 milli, CPU and memory within allocatable).
+ * exist, no GPU held twice, sharing within 1000 milli, CPU and memory within allocatable), and MIG (devices on GPUs
+ * of the node, ids unique on it, profiles spelled as NVIDIA spells them; a MIG task holds devices of its profile).
  * Every violation names its field, e.g. {@code pending[3].taskGroups[0].gpusPerReplica: must be 0..64}.
  */
 public final class ScenarioValidator {
@@ -41,6 +45,7 @@ public final class ScenarioValidator {
             }
             partition(out, p + ".nvlinkIslands", n.nvlinkIslands(), n.gpus());
             partition(out, p + ".numaNodes", n.numaNodes(), n.gpus());
+            migDevices(out, p + ".migDevices", n);
         }
         Map<String, Queue> queues = new HashMap<>();
         for (int i = 0; i < s.queues().size(); i++) {
@@ -84,6 +89,12 @@ public final class ScenarioValidator {
                 if (task.gpuMilli() != null && task.gpus().size() != 1) {
                     out.add(new Violation(tp + ".gpus", "a sharing task (gpuMilli) holds exactly one GPU"));
                 }
+                if (task.migProfile() != null && !MigProfiles.valid(task.migProfile())) {
+                    out.add(new Violation(tp + ".migProfile", "must be a MIG profile such as 1g.10gb, got \"" + task.migProfile() + "\""));
+                }
+                if (!task.migDevices().isEmpty() && (task.migProfile() == null || !task.gpus().isEmpty() || task.gpuMilli() != null)) {
+                    out.add(new Violation(tp + ".migDevices", "a MIG task names its migProfile and holds no GPU index or share"));
+                }
             }
         }
         for (int i = 0; i < s.pending().size(); i++) {
@@ -102,6 +113,17 @@ public final class ScenarioValidator {
                 }
                 if (tg.gpuMilli() != null && tg.gpusPerReplica() != 1) {
                     out.add(new Violation(gp + ".gpusPerReplica", "must be 1 when gpuMilli is given"));
+                }
+                if (tg.migProfile() != null) {
+                    if (!MigProfiles.valid(tg.migProfile())) {
+                        out.add(new Violation(gp + ".migProfile", "must be a MIG profile such as 1g.10gb or 3g.40gb, got \"" + tg.migProfile() + "\""));
+                    } else if (tg.gpuMilli() != null) {
+                        out.add(new Violation(gp + ".migProfile", "a task group asks for MIG devices or a share of a GPU (gpuMilli), not both"));
+                    } else if (tg.gpusPerReplica() < 1) {
+                        out.add(new Violation(gp + ".gpusPerReplica", "must be 1.." + MAX_MIG_PER_NODE + " (MIG devices per replica) when migProfile is given"));
+                    } else if (j.gpuTopology() != GpuTopology.ANY) {
+                        out.add(new Violation(gp + ".migProfile", "MIG devices have no NVLink island or NUMA placement: gpuTopology must be any"));
+                    }
                 }
             }
             int total = j.totalReplicas();
@@ -151,6 +173,32 @@ public final class ScenarioValidator {
         }
     }
 
+    /** MIG devices a node may have at most (seven per GPU on eight GPUs fit). */
+    public static final int MAX_MIG_PER_NODE = 64;
+
+    private static void migDevices(List<Violation> out, String field, Node n) {
+        if (n.migDevices().size() > MAX_MIG_PER_NODE) {
+            out.add(new Violation(field, "a node has at most " + MAX_MIG_PER_NODE + " MIG devices, this one " + n.migDevices().size()));
+            return;
+        }
+        Set<String> ids = new HashSet<>();
+        for (int k = 0; k < n.migDevices().size(); k++) {
+            MigDevice d = n.migDevices().get(k);
+            String p = field + "[" + k + "]";
+            if (d.id() == null || d.id().isBlank()) {
+                out.add(new Violation(p + ".id", "is required"));
+            } else if (!ids.add(d.id())) {
+                out.add(new Violation(p + ".id", "duplicate MIG device " + d.id() + " on node " + n.name()));
+            }
+            if (d.gpu() < 0 || d.gpu() >= n.gpus()) {
+                out.add(new Violation(p + ".gpu", "GPU index " + d.gpu() + " is not on the node (" + n.gpus() + " GPUs)"));
+            }
+            if (!MigProfiles.valid(d.profile())) {
+                out.add(new Violation(p + ".profile", "must be a MIG profile such as 1g.10gb, got \"" + d.profile() + "\""));
+            }
+        }
+    }
+
     private static boolean cyclic(Queue q, Map<String, Queue> queues) {
         Set<String> seen = new HashSet<>();
         Queue cur = q;
@@ -166,6 +214,7 @@ public final class ScenarioValidator {
     /** The running jobs must form a state the checker accepts when every one of them stays. */
     private static void runningState(List<Violation> out, Scenario s, Map<String, Node> nodes) {
         Map<String, String> wholeOwner = new HashMap<>();
+        Map<String, String> migOwner = new HashMap<>();
         Map<String, Integer> sharedMilli = new HashMap<>();
         Map<String, long[]> used = new HashMap<>();
         for (int i = 0; i < s.running().size(); i++) {
@@ -177,9 +226,25 @@ public final class ScenarioValidator {
                 if (task.gpuMilli() != null && !n.gpuSharing()) {
                     out.add(new Violation(tp + ".gpuMilli", "node " + n.name() + " does not allow GPU sharing"));
                 }
+                for (String id : task.migDevices()) {
+                    MigDevice d = n.migDevices().stream().filter(x -> x.id().equals(id)).findFirst().orElse(null);
+                    if (d == null) {
+                        out.add(new Violation(tp + ".migDevices", "MIG device " + id + " is not on node " + n.name()));
+                    } else if (!d.profile().equals(task.migProfile())) {
+                        out.add(new Violation(tp + ".migDevices", "MIG device " + id + " on " + n.name() + " is " + d.profile() + ", not " + task.migProfile()));
+                    }
+                    String prev = migOwner.putIfAbsent(n.name() + "/" + id, j.name() + "/" + task.name());
+                    if (prev != null) {
+                        out.add(new Violation(tp + ".migDevices", "MIG device " + n.name() + "/" + id + " is already held by " + prev));
+                    }
+                }
+                long migMode = n.migGpuMask();
                 Set<Integer> own = new HashSet<>();
                 for (int g : task.gpus()) {
                     String key = n.name() + "/" + g;
+                    if (g < n.gpus() && g < 64 && (migMode & (1L << g)) != 0) {
+                        out.add(new Violation(tp + ".gpus", "GPU " + key + " is in MIG mode: a task holds its MIG devices, not the GPU"));
+                    }
                     if (g >= n.gpus()) {
                         out.add(new Violation(tp + ".gpus", "GPU index " + g + " is not on node " + n.name() + " (" + n.gpus() + " GPUs)"));
                     } else if (!own.add(g)) {
