@@ -3,6 +3,7 @@ package dev.gantry.admission.persistence;
 import dev.gantry.admission.domain.JobProgress;
 import dev.gantry.admission.domain.JobState;
 import dev.gantry.admission.domain.PlacementReport;
+import dev.gantry.kit.sql.ValuesList;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -45,9 +46,6 @@ public class JobProgressStore {
     public record Applied(Report report, Result result, JobProgress job, Optional<JobProgress.Step> step) {
     }
 
-    private static final int JOB_COLUMNS = 8;
-    private static final int STEP_COLUMNS = 5;
-
     public Uni<List<Applied>> applyAll(List<Report> run) {
         // what the transaction changed through entities before (a gang's event in the same batch) is
         // written first, and the entities are let go after, so neither side reads the other's stale copy
@@ -61,13 +59,9 @@ public class JobProgressStore {
     private static Uni<Set<UUID>> firstSeen(Mutiny.Session session, List<Report> run) {
         Map<UUID, String> events = new LinkedHashMap<>();
         run.forEach(r -> events.putIfAbsent(r.eventId(), r.type()));
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < events.size(); i++) {
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(2 * i + 1).append(" as uuid), cast(?").append(2 * i + 2)
-                    .append(" as text), now())");
-        }
-        Mutiny.SelectionQuery<Object> insert = session.createNativeQuery("insert into processed_event (event_id, type, processed_at) values "
-                + values + " on conflict (event_id) do nothing returning cast(event_id as text)", Object.class);
+        Mutiny.SelectionQuery<Object> insert = session.createNativeQuery("insert into processed_event (event_id, type, processed_at) "
+                + "select event_id, type, now() from (values " + ValuesList.of(events.size(), false, "uuid", "text")
+                + ") as v (event_id, type) on conflict (event_id) do nothing returning cast(event_id as text)", Object.class);
         int p = 1;
         for (Map.Entry<UUID, String> e : events.entrySet()) {
             insert.setParameter(p++, e.getKey());
@@ -149,19 +143,12 @@ public class JobProgressStore {
         if (jobs.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < jobs.size(); i++) {
-            int p = i * JOB_COLUMNS;
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(p + 1).append(" as uuid), cast(?").append(p + 2)
-                    .append(" as text), cast(?").append(p + 3).append(" as text), cast(?").append(p + 4).append(" as bigint), cast(?")
-                    .append(p + 5).append(" as integer), cast(?").append(p + 6).append(" as text), cast(?").append(p + 7)
-                    .append(" as integer), cast(?").append(p + 8).append(" as timestamptz))");
-        }
         // version moves as an entity update would move it, so an entity read before this write fails to overwrite it
         Mutiny.Query<Object> update = session.createNativeQuery("update job j set state = v.state, pending_reason = v.reason, "
                 + "placement_sequence = v.seq, attempts = v.attempts, placement = v.placement, exit_code = v.exit_code, "
                 + "updated_at = v.at, version = j.version + 1 "
-                + "from (values " + values + ") as v (id, state, reason, seq, attempts, placement, exit_code, at) where j.id = v.id");
+                + "from (values " + ValuesList.of(jobs.size(), false, "uuid", "text", "text", "bigint", "integer", "text", "integer", "timestamptz")
+                + ") as v (id, state, reason, seq, attempts, placement, exit_code, at) where j.id = v.id");
         int p = 1;
         for (JobProgress job : jobs) {
             update.setParameter(p++, job.id());
@@ -180,16 +167,9 @@ public class JobProgressStore {
         if (steps.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < steps.size(); i++) {
-            int p = i * STEP_COLUMNS;
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(p + 1).append(" as uuid), cast(?").append(p + 2)
-                    .append(" as timestamptz), cast(?").append(p + 3).append(" as text), cast(?").append(p + 4).append(" as text), cast(?")
-                    .append(p + 5).append(" as text))");
-        }
         // one multi-row insert numbers its rows in this order, the order the history is read in
         Mutiny.Query<Object> insert = session.createNativeQuery("insert into job_history (job_id, at, state, reason, source) values "
-                + values);
+                + ValuesList.of(steps.size(), false, "uuid", "timestamptz", "text", "text", "text"));
         int p = 1;
         for (Applied a : steps) {
             JobProgress.Step step = a.step().orElseThrow();

@@ -1,5 +1,6 @@
 package dev.gantry.quota.persistence;
 
+import dev.gantry.kit.sql.ValuesList;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -36,19 +37,9 @@ public class DemandStore {
     public record Outcome(int fresh, int stale) {
     }
 
-    private static final int QUEUED_COLUMNS = 8;
-    private static final int BOUND_COLUMNS = 9;
-
     /** Pending demand, unless the job already holds GPUs or has ended. */
     public Uni<Outcome> queuedAll(List<Queued> run) {
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < run.size(); i++) {
-            int p = i * QUEUED_COLUMNS;
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(p + 1).append(" as uuid), cast(?").append(p + 2)
-                    .append(" as uuid), cast(?").append(p + 3).append(" as text), cast(?").append(p + 4).append(" as text), cast(?")
-                    .append(p + 5).append(" as integer), cast(?").append(p + 6).append(" as bigint), cast(?").append(p + 7)
-                    .append(" as bigint), cast(?").append(p + 8).append(" as timestamptz), ").append(i).append(')');
-        }
+        String values = ValuesList.of(run.size(), true, "uuid", "uuid", "text", "text", "integer", "bigint", "bigint", "timestamptz");
         String sql = "with ev (event_id, job_id, queue, owner, gpus, cpu_millis, memory_mib, queued_at, ord) as (values " + values + "), "
                 + "fresh as (insert into processed_event (event_id, type, processed_at) "
                 + "    select distinct event_id, 'jobs.queued', now() from ev on conflict (event_id) do nothing returning event_id), "
@@ -83,15 +74,7 @@ public class DemandStore {
 
     /** Allocations, unless the job's release is newer than the bind; a bound job is no longer pending. */
     public Uni<Outcome> boundAll(List<Bound> run) {
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < run.size(); i++) {
-            int p = i * BOUND_COLUMNS;
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(p + 1).append(" as uuid), cast(?").append(p + 2)
-                    .append(" as uuid), cast(?").append(p + 3).append(" as text), cast(?").append(p + 4).append(" as text), cast(?")
-                    .append(p + 5).append(" as integer), cast(?").append(p + 6).append(" as text), cast(?").append(p + 7)
-                    .append(" as bigint), cast(?").append(p + 8).append(" as bigint), cast(?").append(p + 9)
-                    .append(" as timestamptz), ").append(i).append(')');
-        }
+        String values = ValuesList.of(run.size(), true, "uuid", "uuid", "text", "text", "integer", "text", "bigint", "bigint", "timestamptz");
         String sql = "with ev (event_id, job_id, queue, owner, gpus, gpu_model, cpu_millis, memory_mib, bound_at, ord) as (values "
                 + values + "), "
                 + "fresh as (insert into processed_event (event_id, type, processed_at) "

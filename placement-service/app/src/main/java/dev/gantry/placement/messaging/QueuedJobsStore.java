@@ -2,6 +2,7 @@ package dev.gantry.placement.messaging;
 
 import dev.gantry.contracts.events.EventCodec;
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.kit.sql.ValuesList;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -35,14 +36,7 @@ public class QueuedJobsStore {
     private static final int COLUMNS = 8;
 
     public Uni<Outcome> storeAll(List<Queued> run, Instant receivedAt) {
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < run.size(); i++) {
-            int p = i * COLUMNS;
-            values.append(i == 0 ? "" : ", ").append("(cast(?").append(p + 1).append(" as uuid), cast(?").append(p + 2)
-                    .append(" as uuid), cast(?").append(p + 3).append(" as text), cast(?").append(p + 4).append(" as text), cast(?")
-                    .append(p + 5).append(" as integer), cast(?").append(p + 6).append(" as integer), cast(?").append(p + 7)
-                    .append(" as text), cast(?").append(p + 8).append(" as timestamptz), ").append(i).append(')');
-        }
+        String values = ValuesList.of(run.size(), true, "uuid", "uuid", "text", "text", "integer", "integer", "text", "timestamptz");
         int received = run.size() * COLUMNS + 1;
         int channel = received + 1;
         // the writable CTEs see the tables as they were before the statement, so every check reads the
