@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gantry.placement.engine.forecast.StartForecaster;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.simulator.cluster.ClusterFile;
 import dev.gantry.simulator.cluster.ClusterGenerators;
 import dev.gantry.simulator.policy.Policies;
@@ -40,7 +41,7 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 --move-cost 300s] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 --move-cost 300s --move-weights 1000,100] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
             + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
@@ -81,7 +82,7 @@ public final class SimulateCommand {
     private static int simulate(String[] argv, PrintStream out, PrintStream err) {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
-                        "--modes", "--batch", "--migratable", "--move-cost"),
+                        "--modes", "--batch", "--migratable", "--move-cost", "--move-weights"),
                 Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
@@ -104,12 +105,14 @@ public final class SimulateCommand {
         }
         Path outDir = Path.of(a.get("--out", "simulation-out"));
         ClusterFile cluster = ClusterFile.read(clusterPath);
-        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")));
+        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")))
+                .withMoveCost(moveWeights(a.get("--move-weights", "")));
         ProgressBar bar = null;
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("trace", trace.toString());
         run.put("format", format);
         run.put("gpuSpeeds", a.get("--gpu-speeds", "default"));
+        run.put("moveWeights", profile.moveCost().toString() + " (score per move, per GPU moved)");
         run.put("cluster", clusterPath + " (" + cluster.nodes().size() + " nodes, " + cluster.gpuMilli() / 1000 + " GPUs)");
         run.put("policies", String.join(",", policies));
         run.put("timeLimit", limit.toMillis() + " ms");
@@ -328,6 +331,14 @@ public final class SimulateCommand {
             // reported below
         }
         throw new UsageException(option + " must be a positive whole number, not " + text);
+    }
+
+    private static MoveCost moveWeights(String spec) {
+        try {
+            return MoveCost.parse(spec);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--move-weights: " + e.getMessage());
+        }
     }
 
     private static GpuSpeeds gpuSpeeds(String spec) {

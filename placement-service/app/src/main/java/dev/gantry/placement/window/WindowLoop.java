@@ -17,6 +17,7 @@ import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.placement.engine.solver.SolverConfigs;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.placement.engine.validation.ScenarioValidator;
@@ -128,6 +129,8 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
             @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
             @ConfigProperty(name = "gantry.placement.gpu-speeds") Optional<String> gpuSpeeds,
+            @ConfigProperty(name = "gantry.placement.move-cost.per-move") Optional<Long> moveCostPerMove,
+            @ConfigProperty(name = "gantry.placement.move-cost.per-gpu") Optional<Long> moveCostPerGpu,
             @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare) {
         this.binder = binder;
         this.stateCache = stateCache;
@@ -146,7 +149,8 @@ public class WindowLoop {
         this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
-                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")));
+                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")))
+                .withMoveCost(moveCost(SolverProfile.byName(profileName).moveCost(), moveCostPerMove, moveCostPerGpu));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -424,6 +428,25 @@ public class WindowLoop {
             }
         }
         return null;
+    }
+
+    /**
+     * {@code gantry.placement.move-cost.per-move} and {@code .per-gpu} over the profile's own (the
+     * soft score a move of a running job costs); a negative amount is refused at start, naming the key.
+     */
+    static MoveCost moveCost(MoveCost profiles, Optional<Long> perMove, Optional<Long> perGpu) {
+        if (perMove.orElse(0L) < 0) {
+            throw new IllegalArgumentException("gantry.placement.move-cost.per-move must be 0 or more, got " + perMove.get());
+        }
+        if (perGpu.orElse(0L) < 0) {
+            throw new IllegalArgumentException("gantry.placement.move-cost.per-gpu must be 0 or more, got " + perGpu.get());
+        }
+        return new MoveCost(perMove.orElse(profiles.perMove()), perGpu.orElse(profiles.perGpu()));
+    }
+
+    /** The solver profile every window plans with (its full limit; the window's own budget shortens it). */
+    SolverProfile profile() {
+        return profile;
     }
 
     /** {@code gantry.placement.gpu-speeds}: the engine's table with these entries over it, or {@code none}; refused at start when malformed. */
