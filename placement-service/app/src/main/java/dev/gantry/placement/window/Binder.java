@@ -32,6 +32,8 @@ import org.jboss.logging.Logger;
 public class Binder {
 
     private static final Logger LOG = Logger.getLogger(Binder.class);
+    /** Plan metadata of a scheduled consolidation's moves (the engine's {@code Consolidation}): what they make room for. */
+    static final String CONSOLIDATION = "consolidation";
 
     private final PreemptionRecorder preemptions;
     private final PlanRecorder plans;
@@ -56,7 +58,7 @@ public class Binder {
         if (!leadership.leading()) {
             return Uni.createFrom().item(0);
         }
-        return preemptAll(plan.preemptions()).chain(() -> migrateAll(plan.migrations()))
+        return preemptAll(plan.preemptions()).chain(() -> migrateAll(plan.migrations(), plan.metadata().get(CONSOLIDATION)))
                 .chain(() -> bindAll(plan.placements(), gpuModelByNode));
     }
 
@@ -67,11 +69,11 @@ public class Binder {
      * ({@link Reconciler#finishEvictions}); until then the job holds both its old GPUs and its new
      * ones, so the placement the move makes room for is bound by a later window.
      */
-    Uni<Void> migrateAll(List<Migration> moves) {
+    Uni<Void> migrateAll(List<Migration> moves, String consolidation) {
         if (moves.isEmpty()) {
             return Uni.createFrom().voidItem();
         }
-        return migrations.recordAll(moves)
+        return migrations.recordAll(moves, consolidation)
                 .chain(started -> Multi.createFrom().iterable(started)
                         .onItem().transformToUniAndConcatenate(s -> launcher.evictIfToldOrReleased(
                                 new PreemptionRecorder.Preempted(true, s.grace(), s.gang())))

@@ -14,6 +14,7 @@ import dev.gantry.placement.engine.json.Violation;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
+import dev.gantry.placement.engine.planner.Consolidation;
 import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
@@ -74,6 +75,8 @@ public class WindowLoop {
     private final AtomicBoolean forecasting = new AtomicBoolean();
     /** Which running jobs the solver may move this window (moves per hour, spacing, protection after placement). */
     private final DisruptionBudget moves;
+    /** How long gangs of each shape waited: recorded as they are bound, for scheduled consolidation. */
+    private final GangWaits waits;
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
@@ -121,7 +124,7 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts, DisruptionBudget moves,
+            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts, DisruptionBudget moves, GangWaits waits,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
             @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean reservationsPerQueue,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
@@ -141,6 +144,7 @@ public class WindowLoop {
         this.quarantine = quarantine;
         this.forecasts = forecasts;
         this.moves = moves;
+        this.waits = waits;
         this.planner = Planners.byName(plannerName, arrivals);
         if (reservations < 0) {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
@@ -199,7 +203,8 @@ public class WindowLoop {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0], steps);
                         Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
-                                : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()));
+                                : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()))
+                                        .call(placed -> waits.recordBound(decision.plan()));
                         return applied.invoke(placed -> {
                             mark[0] = phase("bind", mark[0], steps);
                             budget.afterSolveTook(mark[0] - solved);
@@ -346,9 +351,41 @@ public class WindowLoop {
                                     }
                                 })
                                 .call(placed -> metrics.observeBound(only))
+                                .call(placed -> waits.recordBound(only))
                                 .map(placed -> placed > 0);
                     });
         }).eventually(this::donePlanning);
+    }
+
+    /**
+     * A consolidation pass ({@link ScheduledConsolidation}): with windows and fast paths held off,
+     * reads the cluster, lets the disruption budget say which running jobs may move, asks the
+     * engine's {@link Consolidation} for the moves that make room for one of {@code shapes} (its
+     * pending jobs aside), and hands them to the binder, which records and carries them out as any
+     * window's moves. The item is null when a window or fast path is planning (the next pass tries
+     * again), else what the pass found.
+     */
+    public Uni<Consolidation.Outcome> consolidate(Instant now, List<dev.gantry.placement.engine.domain.PendingJob> shapes, int maxMoves,
+            java.time.Duration limit) {
+        if (!leadership.leading() || !planning.compareAndSet(false, true)) {
+            return Uni.createFrom().nullItem();
+        }
+        return Panache.withSession(stateCache::read).chain(read -> movable(now, read)).chain(state -> vertx.executeBlocking(
+                        Uni.createFrom().item(() -> {
+                            Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), state.shares());
+                            if (ScenarioValidator.validate(scenario).stream().anyMatch(v -> v.field().startsWith("queues"))) {
+                                scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), List.of());
+                            }
+                            List<Violation> violations = ScenarioValidator.validate(scenario);
+                            if (!violations.isEmpty()) {
+                                return new Consolidation.Outcome(new Plan(Plan.FORMAT, scenario.name(), List.of(), List.of(), List.of(),
+                                        List.of(), 0, Map.of()), null, "the cluster's state is refused by the engine: " + violations.getFirst());
+                            }
+                            return Consolidation.plan(scenario, shapes, planner, profile.withTimeLimit(limit), maxMoves);
+                        }))
+                .chain(outcome -> !outcome.moves() ? Uni.createFrom().item(outcome)
+                        : binder.apply(outcome.plan(), modelByNode(state)).replaceWith(outcome)))
+                .eventually(this::donePlanning);
     }
 
     /**
