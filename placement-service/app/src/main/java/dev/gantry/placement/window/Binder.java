@@ -157,6 +157,14 @@ public class Binder {
                 .eventually(() -> mine.forEach(launcher::unclaim));
     }
 
+    /**
+     * {@link Reconciler#finishEviction}: a job told to stop whose tasks have all exited (reported by its
+     * agents) is moved now if it was moving (or put back in line if preempted), before its grace ends.
+     */
+    public Uni<Boolean> finishStop(UUID jobId) {
+        return reconciler.finishEviction(jobId);
+    }
+
     /** {@link Reconciler#relaunch()}: placements recorded but never launched, launched again. */
     public Uni<Integer> relaunch() {
         return reconciler.relaunch();
