@@ -107,12 +107,17 @@ public class ScheduledConsolidation {
                     return done(new Pass(0, "no gang of 2 or more GPUs per pod waited within " + lookback), "nothing");
                 }
                 var standIns = ranked.stream().map(w -> ScenarioBuilder.pending(UUID.randomUUID(), w.example())).toList();
-                return windows.consolidate(now, standIns, left, timeLimit).chain(outcome -> {
-                    if (outcome == null) {
+                return windows.consolidate(now, standIns, left, timeLimit).chain(result -> {
+                    if (result == null) {
                         return done(new Pass(0, "a window was planning; the next pass tries again"), "busy");
                     }
-                    int moves = outcome.plan().migrations().size();
-                    return done(new Pass(moves, outcome.reason()), moves > 0 ? "moved" : "nothing");
+                    int planned = result.outcome().plan().migrations().size();
+                    if (planned > 0 && result.recorded() == 0) {
+                        // the binder checks the budget again against the moves it records: a queue's hour may be spent
+                        return done(new Pass(0, result.outcome().reason() + "; not recorded: the disruption budget refused them (see the log)"),
+                                "budget-spent");
+                    }
+                    return done(new Pass(result.recorded(), result.outcome().reason()), result.recorded() > 0 ? "moved" : "nothing");
                 });
             });
         });

@@ -363,9 +363,9 @@ public class WindowLoop {
      * engine's {@link Consolidation} for the moves that make room for one of {@code shapes} (its
      * pending jobs aside), and hands them to the binder, which records and carries them out as any
      * window's moves. The item is null when a window or fast path is planning (the next pass tries
-     * again), else what the pass found.
+     * again), else what the pass found and how many moves the binder recorded.
      */
-    public Uni<Consolidation.Outcome> consolidate(Instant now, List<dev.gantry.placement.engine.domain.PendingJob> shapes, int maxMoves,
+    public Uni<Consolidated> consolidate(Instant now, List<dev.gantry.placement.engine.domain.PendingJob> shapes, int maxMoves,
             java.time.Duration limit) {
         if (!leadership.leading() || !planning.compareAndSet(false, true)) {
             return Uni.createFrom().nullItem();
@@ -383,9 +383,13 @@ public class WindowLoop {
                             }
                             return Consolidation.plan(scenario, shapes, planner, profile.withTimeLimit(limit), maxMoves);
                         }))
-                .chain(outcome -> !outcome.moves() ? Uni.createFrom().item(outcome)
-                        : binder.apply(outcome.plan(), modelByNode(state)).replaceWith(outcome)))
+                .chain(outcome -> !outcome.moves() ? Uni.createFrom().item(new Consolidated(outcome, 0))
+                        : binder.move(outcome.plan()).map(recorded -> new Consolidated(outcome, recorded))))
                 .eventually(this::donePlanning);
+    }
+
+    /** A consolidation pass's answer, and how many of its moves the binder recorded (all or none). */
+    public record Consolidated(Consolidation.Outcome outcome, int recorded) {
     }
 
     /**

@@ -70,13 +70,21 @@ class ScheduledConsolidationTest {
     }
 
     private static JobQueued spec(UUID jobId, int gpus, boolean migratable) {
-        return new JobQueued(jobId, "con-" + jobId.toString().substring(0, 8), QUEUE, "ann", 0, Instant.now().minusSeconds(3600),
+        return spec(jobId, QUEUE, gpus, migratable);
+    }
+
+    private static JobQueued spec(UUID jobId, String queue, int gpus, boolean migratable) {
+        return new JobQueued(jobId, "con-" + jobId.toString().substring(0, 8), queue, "ann", 0, Instant.now().minusSeconds(3600),
                 null, List.of(new JobQueued.TaskGroup("worker", 1, gpus, null, 1000, 4000)), List.of(MODEL), null, null, false,
                 Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true, migratable, 1_000_000L, 1, migratable);
     }
 
     /** A migratable 2-GPU job already running on {@code node}'s GPUs {@code gpus} (bound an hour ago: not protected). */
     private UUID running(String node, String gpus) {
+        return running(QUEUE, node, gpus);
+    }
+
+    private UUID running(String queue, String node, String gpus) {
         UUID jobId = UUID.randomUUID();
         started.add(jobId);
         db.execute("""
@@ -85,13 +93,18 @@ class ScheduledConsolidationTest {
                     values (?::uuid, ?, 0, ?, now() - interval '2 hours', now() - interval '1 hour', now() + interval '1 day'))
                 insert into allocation (job_id, task, node, gpu_indices, allocated_at, cpu_millis, memory_mib)
                 values (?::uuid, 'worker-0', ?, ?::integer[], now() - interval '1 hour', 1000, 4000)
-                """, jobId.toString(), QUEUE, EventCodec.toJson(spec(jobId, 2, true)), jobId.toString(), node, gpus);
+                """, jobId.toString(), queue, EventCodec.toJson(spec(jobId, queue, 2, true)), jobId.toString(), node, gpus);
         return jobId;
     }
 
     /** The fragmented cluster: 4 + 4 GPUs free, none with 8. */
     private List<UUID> fragment() {
-        return List.of(running("con-1", "{0,1}"), running("con-1", "{4,5}"), running("con-2", "{2,3}"), running("con-2", "{6,7}"));
+        return fragment(QUEUE);
+    }
+
+    private List<UUID> fragment(String queue) {
+        return List.of(running(queue, "con-1", "{0,1}"), running(queue, "con-1", "{4,5}"), running(queue, "con-2", "{2,3}"),
+                running(queue, "con-2", "{6,7}"));
     }
 
     /** An 8-GPU gang of this model that waited a month when it was bound yesterday: the shape the pass makes room for. */
@@ -228,6 +241,17 @@ class ScheduledConsolidationTest {
         assertThat(pass.moves()).isZero();
         assertThat(pass.reason()).startsWith("the disruption budget allows no move now");
         assertThat(toldToStop(small)).as("nobody told to stop").isZero();
+    }
+
+    @Test
+    void movesTheQueuesHourCannotAffordAreNotRecordedAndNobodyMoves() {
+        // gantry.placement.migration.queue-limits (test profile): migration-tight=1, and freeing a node takes two moves
+        List<UUID> small = fragment("migration-tight");
+        anEightGpuGangWaitedLong();
+        ScheduledConsolidation.Pass pass = pass(AT_THREE);
+        assertThat(pass.moves()).isZero();
+        assertThat(pass.reason()).contains("room for 1x8 GPUs").contains("not recorded: the disruption budget refused them");
+        assertThat(toldToStop(small)).as("all or none: nobody told to stop").isZero();
     }
 
     @Test
