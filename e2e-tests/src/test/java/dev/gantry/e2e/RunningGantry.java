@@ -92,8 +92,23 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         return SERVICES.get(service).url();
     }
 
+    /**
+     * Configuration a test class gives placement-service ({@code key=value} system properties), e.g. a
+     * disruption budget that lets jobs placed a moment ago move; read from the class at start.
+     */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.TYPE)
+    public @interface PlacementProperties {
+        String[] value();
+    }
+
+    /** The running class's {@link PlacementProperties}. */
+    private static List<String> placementProperties = List.of();
+
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
+        PlacementProperties own = context.getRequiredTestClass().getAnnotation(PlacementProperties.class);
+        placementProperties = own == null ? List.of() : List.of(own.value());
         logs = Path.of("target", "e2e-logs", context.getRequiredTestClass().getSimpleName());
         Files.createDirectories(logs);
         // placement's e2e consumers start from now, not from whatever the broker kept since the last run
@@ -263,6 +278,7 @@ public class RunningGantry implements BeforeAllCallback, AfterAllCallback {
         if (service.equals("placement-service")) {
             // a job without a runtime estimate (a Volcano manifest) runs 72 s here, long enough to be looked at
             arguments.add("-Dgantry.placement.standalone.default-runtime=2h");
+            placementProperties.forEach(p -> arguments.add("-D" + p));
         }
         return arguments;
     }

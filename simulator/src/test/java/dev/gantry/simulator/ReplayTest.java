@@ -319,4 +319,26 @@ class ReplayTest {
                 .mapToLong(JobRecord::end).filter(end -> end == 100_000 + 300).count();
         assertThat(longEnds).as("each moved job ends 300 s later").isEqualTo(2);
     }
+
+    @Test
+    void openbWithItsTimesStartsASliceOnThePodsStillRunning() throws IOException {
+        String csv = """
+                name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+                early-gone,1000,1024,1,1000,,LS,Succeeded,0,50,0
+                early-running,2000,2048,2,1000,,LS,Running,10,500,10
+                shared,3000,4096,1,300,V100M16|V100M32,LS,Running,150,400,150
+                later,1000,1024,8,1000,,LS,Running,300,301,300
+                """;
+        List<TraceJob> jobs = TraceReaders.openbTimed(TestClusters.write(dir, "timed.csv", csv), 100L, 300L);
+        assertThat(jobs).extracting(TraceJob::name).containsExactly("early-running", "shared");
+        TraceJob running = jobs.get(0);
+        assertThat(running.submitSeconds()).as("arrives when the slice starts").isEqualTo(100);
+        assertThat(running.durationSeconds()).as("for what is left of its run").isEqualTo(400);
+        assertThat(running.taskGroups().getFirst().gpusPerReplica()).isEqualTo(2);
+        assertThat(running.taskGroups().getFirst().cpuMillis()).isEqualTo(2000);
+        TraceJob shared = jobs.get(1);
+        assertThat(shared.taskGroups().getFirst().gpuMilli()).isEqualTo(300);
+        assertThat(shared.gpuModels()).containsExactly("V100M16", "V100M32");
+        assertThat(shared.durationSeconds()).isEqualTo(250);
+    }
 }

@@ -124,6 +124,35 @@ class SimulateCommandTest {
     }
 
     @Test
+    void openbWithItsTimesComparesNoMovesWithMovesInOneRun() throws IOException {
+        // two 8-GPU nodes; from t=100 four long 2-GPU pods leave 4 + 4 GPUs free; an 8-GPU pod arrives at t=1000
+        Path nodes = TestClusters.write(dir, "nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nN-0,96000,393216,8,G2\nN-1,96000,393216,8,G2\n");
+        StringBuilder pods = new StringBuilder("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n");
+        for (int i = 0; i < 8; i++) {
+            pods.append("P-").append(i).append(",1000,1024,2,1000,,LS,Running,0,").append(i % 2 == 0 ? 100_000 : 100).append(",0\n");
+        }
+        pods.append("P-wide,8000,16384,8,1000,,LS,Running,1000,2000,1000\n");
+        Path trace = TestClusters.write(dir, "timed.csv", pods.toString());
+        Path c = dir.resolve("g2.json");
+        assertThat(run("make-cluster", "openb", "--nodes-csv", nodes.toString(), "--out", c.toString())).as(errText()).isZero();
+        Path o = dir.resolve("timed-out");
+        assertThat(run("--trace", trace.toString(), "--format", "openb-timed", "--cluster", c.toString(), "--policies", "timefold",
+                "--window", "10s", "--solver-moves", "2000", "--migratable", "0,1", "--move-cost", "300s", "--out", o.toString(), "--quiet"))
+                .as(errText()).isZero();
+        String stdout = out.toString(StandardCharsets.UTF_8);
+        assertThat(stdout).contains("timefold@m0.0", "timefold@m1.0", "l_delay_h");
+        JsonNode m = new ObjectMapper().readTree(o.resolve("metrics.json").toFile());
+        JsonNode still = m.get("policies").get(0);
+        JsonNode moving = m.get("policies").get(1);
+        assertThat(still.get("policy").asText()).isEqualTo("timefold@m0.0");
+        assertThat(still.get("moves").asInt()).isZero();
+        assertThat(still.get("largeJobs").asInt()).isEqualTo(1);
+        assertThat(still.get("largeDelayMean").asDouble()).as("without moves the 8-GPU pod waits for a long pod").isGreaterThanOrEqualTo(99_000);
+        assertThat(moving.get("moves").asInt()).isEqualTo(2);
+        assertThat(moving.get("largeDelayMean").asDouble()).as("two moves place it in its first window").isZero();
+    }
+
+    @Test
     void fgdTableRunsEveryPublishedWorkloadAgainstFgdAndResumesWhereItStopped() throws IOException {
         Path traces = Files.createDirectories(dir.resolve("t/alibaba-gpu-v2023"));
         Path expected = Files.createDirectories(dir.resolve("t/fgd-atc23-expected-results"));

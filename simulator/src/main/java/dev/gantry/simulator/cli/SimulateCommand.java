@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gantry.placement.engine.forecast.StartForecaster;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.simulator.cluster.ClusterFile;
 import dev.gantry.simulator.cluster.ClusterGenerators;
 import dev.gantry.simulator.policy.Policies;
@@ -38,9 +39,9 @@ import java.util.Set;
  * line for a bad argument or an unreadable input.
  */
 public final class SimulateCommand {
-    static final String USAGE = "usage: simulate --trace FILE --format philly|openb|gantry-csv --cluster FILE "
+    static final String USAGE = "usage: simulate --trace FILE --format philly|openb|openb-timed|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 --move-cost 300s] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 | 0,0.5 --move-cost 300s --move-weights 1000,100] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
             + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
@@ -81,12 +82,12 @@ public final class SimulateCommand {
     private static int simulate(String[] argv, PrintStream out, PrintStream err) {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
-                        "--modes", "--batch", "--migratable", "--move-cost"),
+                        "--modes", "--batch", "--migratable", "--move-cost", "--move-weights"),
                 Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
-        if (!List.of("philly", "openb", "gantry-csv").contains(format)) {
-            throw new UsageException("--format: unknown format " + format + " (one of philly, openb, gantry-csv)");
+        if (!List.of("philly", "openb", "openb-timed", "gantry-csv").contains(format)) {
+            throw new UsageException("--format: unknown format " + format + " (one of philly, openb, openb-timed, gantry-csv)");
         }
         Path clusterPath = existing(a.required("--cluster"), "--cluster");
         List<String> policies = Arrays.stream(a.get("--policies", "timefold,greedy,fifo,backfill").split(",")).map(String::trim).toList();
@@ -104,12 +105,14 @@ public final class SimulateCommand {
         }
         Path outDir = Path.of(a.get("--out", "simulation-out"));
         ClusterFile cluster = ClusterFile.read(clusterPath);
-        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")));
+        SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")))
+                .withMoveCost(moveWeights(a.get("--move-weights", "")));
         ProgressBar bar = null;
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("trace", trace.toString());
         run.put("format", format);
         run.put("gpuSpeeds", a.get("--gpu-speeds", "default"));
+        run.put("moveWeights", profile.moveCost().toString() + " (score per move, per GPU moved)");
         run.put("cluster", clusterPath + " (" + cluster.nodes().size() + " nodes, " + cluster.gpuMilli() / 1000 + " GPUs)");
         run.put("policies", String.join(",", policies));
         run.put("timeLimit", limit.toMillis() + " ms");
@@ -165,7 +168,11 @@ public final class SimulateCommand {
             summary = report.summary();
             html = report.html();
         } else {
-            List<TraceJob> jobs = format.equals("philly") ? TraceReaders.philly(trace, from, to) : TraceReaders.gantryCsv(trace, from, to);
+            List<TraceJob> jobs = switch (format) {
+                case "philly" -> TraceReaders.philly(trace, from, to);
+                case "openb-timed" -> TraceReaders.openbTimed(trace, from, to);
+                default -> TraceReaders.gantryCsv(trace, from, to);
+            };
             if (jobs.isEmpty()) {
                 throw new UsageException("no jobs in " + trace + (from != null || to != null ? " between --from and --to" : ""));
             }
@@ -190,23 +197,32 @@ public final class SimulateCommand {
                 run.put("startForecast", "first " + FORECAST_JOBS + " jobs in line, " + FORECAST_HORIZON_SECONDS / 3600 + " h ahead, "
                         + FORECAST_STEPS + " release times at most");
             }
-            double migratable = fraction(a.get("--migratable", "0"), "--migratable");
-            Duration moveCost = duration(a.get("--move-cost", "300s"), "--move-cost");
-            if (migratable > 0) {
-                run.put("migratable", migratable + " of the jobs (by name hash), each move costing " + moveCost.toSeconds() + " s");
+            // several fractions (--migratable 0,0.5): each policy runs once per fraction, named policy@mF, in one run
+            List<Double> fractions = new ArrayList<>();
+            for (String f : a.get("--migratable", "0").split(",")) {
+                fractions.add(fraction(f.trim(), "--migratable"));
             }
-            Replay replay = new Replay(cluster, jobs, new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
-                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations, forecaster)
-                    .withMigration(migratable, moveCost.toSeconds()));
+            Duration moveCost = duration(a.get("--move-cost", "300s"), "--move-cost");
+            if (fractions.stream().anyMatch(f -> f > 0)) {
+                run.put("migratable", fractions + " of the jobs (by name hash), each move costing " + moveCost.toSeconds() + " s");
+            }
+            ReplayOptions base = new ReplayOptions(windowSeconds, profile, a.flag("--preemption"), !a.flag("--no-validate"),
+                    !a.flag("--no-fast-path"), !a.flag("--no-reservation"), solverMoves, reservations, forecaster);
             if (!a.flag("--quiet")) {
-                bar = new ProgressBar(err, policies.size());
+                bar = new ProgressBar(err, policies.size() * fractions.size());
             }
             List<ReplayResult> results = new ArrayList<>();
-            for (int i = 0; i < policies.size(); i++) {
-                if (bar != null) {
-                    bar.startRun(i);
+            int i = 0;
+            for (double f : fractions) {
+                Replay replay = new Replay(cluster, jobs, base.withMigration(f, moveCost.toSeconds()));
+                for (String p : policies) {
+                    if (bar != null) {
+                        bar.startRun(i);
+                    }
+                    i++;
+                    ReplayResult r = replay.run(p, bar == null ? Progress.NONE : bar);
+                    results.add(fractions.size() > 1 ? r.named(p + "@m" + f) : r);
                 }
-                results.add(replay.run(policies.get(i), bar == null ? Progress.NONE : bar));
             }
             JobReport report = new JobReport(run, results);
             json = report.json();
@@ -328,6 +344,14 @@ public final class SimulateCommand {
             // reported below
         }
         throw new UsageException(option + " must be a positive whole number, not " + text);
+    }
+
+    private static MoveCost moveWeights(String spec) {
+        try {
+            return MoveCost.parse(spec);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--move-weights: " + e.getMessage());
+        }
     }
 
     private static GpuSpeeds gpuSpeeds(String spec) {

@@ -13,6 +13,7 @@ import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.domain.TaskPlacement;
 import dev.gantry.placement.engine.forecast.StartForecast;
+import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.simulator.cluster.ClusterFile;
@@ -143,6 +144,10 @@ public final class Replay {
             Scenario sc = scenario("w" + windowNo++, tick, runningByName.values(), pending.values(), las);
             long t0 = System.nanoTime();
             Plan plan = planner.plan(sc, options.profile());
+            if (options.migratableFraction() > 0) {
+                // as the placement service: a move stops a job, so only moves that make room for this plan's placements happen
+                plan = MovesThatMakeRoom.keep(sc, plan);
+            }
             solveMillis.add((System.nanoTime() - t0) / 1_000_000);
             if (plan.metadata().containsKey("fallback")) {
                 fallbacks++;

@@ -41,4 +41,10 @@ public record ReplayResult(
         this(policy, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks, fastPaths,
                 wallMillis, migrations, List.of());
     }
+
+    /** The same result under another name (a policy run with another option, e.g. {@code timefold@m0.5}). */
+    public ReplayResult named(String name) {
+        return new ReplayResult(name, capacityMilli, jobs, segments, solveMillis, strandedGpus, idleWhileWaiting, preemptions, fallbacks,
+                fastPaths, wallMillis, migrations, forecasts);
+    }
 }

@@ -93,6 +93,14 @@ public final class JobReport {
             sb.append(String.format(Locale.ROOT, "%-9s %6s %8.2f %8s %8s %8s %9.2f %7.1f %8.1fh %7s   (lower bounds; alloc ceiling 100%%)%n",
                     "bound", "", 0.0, "0", "0", "0", h(any.jctMeanLowerBound()), 1.0, h(any.makespanLowerBound()), "100"));
         }
+        // jobs of 8+ GPUs (a whole node or more): what moves and reservations are for
+        if (metrics.stream().anyMatch(m -> m.largeJobs() > 0 || m.moves() > 0)) {
+            sb.append(String.format(Locale.ROOT, "%-16s %6s %11s %10s %7s%n", "policy", "large", "l_delay_h", "l_p95_h", "moves"));
+            for (PolicyMetrics m : metrics) {
+                sb.append(String.format(Locale.ROOT, "%-16s %6d %11.3f %10.3f %7d%n", m.policy(), m.largeJobs(), h(m.largeDelayMean()),
+                        h(m.largeDelayP95()), m.moves()));
+            }
+        }
         for (String base : List.of("fifo", "greedy")) {
             PolicyMetrics b = byName(base);
             if (b == null) {

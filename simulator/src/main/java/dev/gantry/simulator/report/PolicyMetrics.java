@@ -12,7 +12,9 @@ import java.util.Map;
  * makespan ≥ total GPU-time / capacity and ≥ the latest (submit + duration); queueing delay ≥ 0.
  * Slowdown is bounded (JCT / max(duration, 10 s)) so that seconds-long jobs do not dominate it.
  * Allocation is GPU-time held / (capacity × time), over the arrival span [first, last submission]
- * and over the whole makespan.
+ * and over the whole makespan. Large jobs are those of {@value #LARGE_GPUS} GPUs or more (a whole
+ * node or more): their delay is what moves and reservations are for; {@code moves} counts the jobs
+ * moved while running.
  */
 public record PolicyMetrics(
         String policy,
@@ -25,10 +27,12 @@ public record PolicyMetrics(
         double allocationDuringArrivals, double allocationOverall,
         double strandedGpusMean, double idleGpusWhileWaitingMean,
         int preemptions, int windows, int fallbacks, int fastPathWindows,
+        int moves, int largeJobs, double largeDelayMean, double largeDelayP95,
         double solveMillisMean, double solveMillisP50, double solveMillisP95, double solveMillisMax,
         long wallMillis) {
 
     static final long SLOWDOWN_FLOOR_SECONDS = 10;
+    static final double LARGE_GPUS = 8;
 
     public static PolicyMetrics of(ReplayResult r) {
         List<JobRecord> done = r.jobs().stream().filter(JobRecord::finished).toList();
@@ -44,6 +48,7 @@ public record PolicyMetrics(
         double latest = r.jobs().stream().mapToDouble(j -> j.submit() + j.duration()).max().orElse(first) - first;
         double makespanLb = Math.max(gpuSeconds / capacity, latest);
         double[] solve = Stats.ofLongs(r.solveMillis());
+        double[] large = done.stream().filter(j -> j.gpus() >= LARGE_GPUS).mapToDouble(JobRecord::queueingDelay).toArray();
         return new PolicyMetrics(r.policy(), r.jobs().size(), done.size(),
                 Stats.mean(delay), Stats.percentile(delay, 50), Stats.percentile(delay, 95), Stats.percentile(delay, 99),
                 Arrays.stream(delay).max().orElse(0),
@@ -52,6 +57,7 @@ public record PolicyMetrics(
                 heldFraction(r.segments(), first, lastSubmit, capacity), heldFraction(r.segments(), first, lastEnd, capacity),
                 Stats.mean(Stats.ofInts(r.strandedGpus())), Stats.mean(Stats.ofInts(r.idleWhileWaiting())),
                 r.preemptions(), r.solveMillis().size(), r.fallbacks(), r.fastPaths(),
+                r.migrations(), large.length, Stats.mean(large), Stats.percentile(large, 95),
                 Stats.mean(solve), Stats.percentile(solve, 50), Stats.percentile(solve, 95), Arrays.stream(solve).max().orElse(0),
                 r.wallMillis());
     }

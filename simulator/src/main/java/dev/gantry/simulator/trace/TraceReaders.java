@@ -51,6 +51,39 @@ public final class TraceReaders {
     }
 
     /**
+     * Alibaba's OpenB pod list replayed with its times (the FGD protocol ignores them): each pod is a
+     * one-pod job that arrives at {@code creation_time} and runs until {@code deletion_time} (at least
+     * 1 s), with its CPU, memory and GPUs (a share of one GPU when {@code gpu_milli} is below 1000; no
+     * GPU for CPU-only pods) and its {@code gpu_spec} models. Pods created in {@code [from, to)}, and
+     * with {@code from} the pods still running then (created before, deleted after), arriving at
+     * {@code from} for the rest of their run: the slice starts on the cluster as it was, not empty.
+     */
+    public static List<TraceJob> openbTimed(Path file, Long from, Long to) {
+        Csv csv = Csv.read(file);
+        csv.require("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "creation_time", "deletion_time");
+        List<OpenbTrace.Pod> pods = OpenbTrace.read(file);
+        List<TraceJob> jobs = new ArrayList<>();
+        for (int i = 0; i < csv.size(); i++) {
+            long created = csv.longOf(i, "creation_time");
+            long deleted = csv.longOf(i, "deletion_time");
+            if (from != null && created < from && deleted > from) {
+                created = from; // running when the slice starts
+            }
+            if (from != null && created < from || to != null && created >= to) {
+                continue;
+            }
+            long duration = Math.max(1, deleted - created);
+            OpenbTrace.Pod p = pods.get(i);
+            TaskGroup g = p.gpus() == 1 && p.gpuMilli() < 1000
+                    ? new TaskGroup("pod", 1, 1, p.cpuMillis(), p.memoryMiB(), p.gpuMilli())
+                    : new TaskGroup("pod", 1, p.gpus(), p.cpuMillis(), p.memoryMiB(), null);
+            jobs.add(new TraceJob(p.name(), "default", 0, created, duration, duration, List.of(g), p.gpuSpec(), null));
+        }
+        jobs.sort(Comparator.comparingLong(TraceJob::submitSeconds).thenComparing(TraceJob::name));
+        return jobs;
+    }
+
+    /**
      * Gantry's own CSV: {@code name,submit,duration,gpus} and optionally {@code queue} (default
      * {@code default}), {@code priority} (0), {@code estimate} (runtime estimate, default the
      * duration), {@code network} (required level: any|leaf|spine|zone|node). Times in seconds.

@@ -7,6 +7,7 @@ import dev.gantry.placement.persistence.AgentTask;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.NodeRecord;
 import dev.gantry.placement.persistence.RunningJobRecord;
+import dev.gantry.placement.window.Binder;
 import dev.gantry.placement.window.Requeue;
 import dev.gantry.placement.window.StandaloneExecutor;
 import io.quarkus.hibernate.reactive.panache.Panache;
@@ -27,7 +28,8 @@ import org.jboss.logging.Logger;
  * per (job, attempt, task, state): a state already reached changes nothing. A task exiting non-zero
  * fails the gang ({@code placements.failed}, released: its siblings' assignments vanish, so their
  * agents stop them); every task on an agent's node exiting 0 completes it ({@code placements.completed});
- * a task its agent lost (restarted without it) sends the job back in line ({@code placements.requeued}).
+ * a task its agent lost (restarted without it) sends the job back in line ({@code placements.requeued}). Tasks told to
+ * stop with grace that have all exited end the stop at once: a preempted job goes back in line, a moving one moves.
  * A report of an attempt that is no longer the job's (it ended, or was placed again) changes nothing.
  */
 @ApplicationScoped
@@ -39,16 +41,24 @@ public class AgentReports {
 
     public enum State { STARTED, EXITED, LOST }
 
-    /** A report as applied: whether it changed anything, and what it did. */
-    public record Outcome(boolean applied, String outcome) {
+    /**
+     * A report as applied: whether it changed anything, and what it did; {@code moveStopped}: the last
+     * task of a moving job has exited, so its move is finished after this transaction (not sent to the agent).
+     */
+    public record Outcome(boolean applied, String outcome, @com.fasterxml.jackson.annotation.JsonIgnore boolean moveStopped) {
+        public Outcome(boolean applied, String outcome) {
+            this(applied, outcome, false);
+        }
     }
 
     private final StandaloneExecutor executor;
     private final Requeue requeue;
+    private final Binder binder;
 
-    public AgentReports(StandaloneExecutor executor, Requeue requeue) {
+    public AgentReports(StandaloneExecutor executor, Requeue requeue, Binder binder) {
         this.executor = executor;
         this.requeue = requeue;
+        this.binder = binder;
     }
 
     /**
@@ -75,7 +85,13 @@ public class AgentReports {
                                     case LOST -> lost(job, mine, row);
                                 });
                     });
-                }));
+                }))
+                // a moving job has stopped (checkpointed): it moves now, as a new attempt on its new GPUs, rather than at the
+                // end of its grace; in its own transaction, as the sweep would (the sweep does it should this fail)
+                .call(outcome -> !outcome.moveStopped() ? Uni.createFrom().voidItem() : binder.finishStop(jobId).onFailure().recoverWithItem(e -> {
+                    LOG.warnf("job %s stopped for its move, which the sweep finishes at its grace's end: %s", jobId, e.toString());
+                    return false;
+                }).replaceWithVoid());
     }
 
     private Uni<Outcome> started(RunningJobRecord job, Allocation task, AgentTask row) {
@@ -103,11 +119,14 @@ public class AgentReports {
         Uni<?> stored = row != null ? Uni.createFrom().item(row) : exited.persist();
         LOG.infof("job %s task %s on %s exited with code %d", job.jobId, task.task, task.node, exitCode);
         if (job.evictingUntil != null) {
-            // stopped with grace (preempted): its exit is the end of its grace period's work, not a failure; once every
-            // agent-run task has exited the job goes back in line at once, its GPUs free before the deadline
+            // stopped with grace (preempted or moving): its exit is the end of its grace period's work, not a failure; once
+            // every agent-run task has exited a preempted job goes back in line at once, its GPUs free before the deadline,
+            // and a moving job is moved at once (after this transaction)
+            boolean moving = job.migrationTargets != null;
             return stored.chain(() -> Panache.getSession()).chain(session -> session.flush())
                     .chain(() -> allAgentTasksExited(job, task, gang, false))
                     .chain(all -> !all ? Uni.createFrom().item(new Outcome(true, "exited while being stopped with grace"))
+                            : moving ? Uni.createFrom().item(new Outcome(true, "exited while being stopped for a move; moved now", true))
                             : requeue.requeue(job, null, job.evictReason == null ? "preempted" : job.evictReason)
                                     .replaceWith(new Outcome(true, "exited while being stopped with grace; job requeued")));
         }

@@ -32,6 +32,8 @@ import org.jboss.logging.Logger;
 public class Binder {
 
     private static final Logger LOG = Logger.getLogger(Binder.class);
+    /** Plan metadata of a scheduled consolidation's moves (the engine's {@code Consolidation}): what they make room for. */
+    static final String CONSOLIDATION = "consolidation";
 
     private final PreemptionRecorder preemptions;
     private final PlanRecorder plans;
@@ -56,7 +58,7 @@ public class Binder {
         if (!leadership.leading()) {
             return Uni.createFrom().item(0);
         }
-        return preemptAll(plan.preemptions()).chain(() -> migrateAll(plan.migrations()))
+        return preemptAll(plan.preemptions()).chain(() -> migrateAll(plan.migrations(), plan.metadata().get(CONSOLIDATION)))
                 .chain(() -> bindAll(plan.placements(), gpuModelByNode));
     }
 
@@ -67,19 +69,31 @@ public class Binder {
      * ({@link Reconciler#finishEvictions}); until then the job holds both its old GPUs and its new
      * ones, so the placement the move makes room for is bound by a later window.
      */
-    Uni<Void> migrateAll(List<Migration> moves) {
+    Uni<Integer> migrateAll(List<Migration> moves, String consolidation) {
         if (moves.isEmpty()) {
-            return Uni.createFrom().voidItem();
+            return Uni.createFrom().item(0);
         }
-        return migrations.recordAll(moves)
+        return migrations.recordAll(moves, consolidation)
                 .chain(started -> Multi.createFrom().iterable(started)
                         .onItem().transformToUniAndConcatenate(s -> launcher.evictIfToldOrReleased(
                                 new PreemptionRecorder.Preempted(true, s.grace(), s.gang())))
-                        .collect().asList().replaceWithVoid())
+                        .collect().asList().replaceWith(started.size()))
                 .onFailure(e -> !(e instanceof LeaderFence.DeposedException)).recoverWithUni(e -> {
                     LOG.warnf("recording %d migrations failed, none applied (replanned next window): %s", moves.size(), e.toString());
-                    return Uni.createFrom().voidItem();
+                    return Uni.createFrom().item(0);
                 });
+    }
+
+    /**
+     * A plan of moves alone (a scheduled consolidation's): recorded all or none and the jobs told to
+     * stop, as {@link #migrateAll}; the item is how many moves were recorded (0 when the binder refused
+     * them, e.g. a queue's hourly moves spent, or on a replica that does not lead).
+     */
+    public Uni<Integer> move(Plan plan) {
+        if (!leadership.leading()) {
+            return Uni.createFrom().item(0);
+        }
+        return migrateAll(plan.migrations(), plan.metadata().get(CONSOLIDATION));
     }
 
     /** The plan's victims recorded together, then their pods evicted; one at a time should recording them together fail. */
@@ -153,6 +167,14 @@ public class Binder {
                             .map(done -> (int) done.stream().filter(Boolean::booleanValue).count());
                 })
                 .eventually(() -> mine.forEach(launcher::unclaim));
+    }
+
+    /**
+     * {@link Reconciler#finishEviction}: a job told to stop whose tasks have all exited (reported by its
+     * agents) is moved now if it was moving (or put back in line if preempted), before its grace ends.
+     */
+    public Uni<Boolean> finishStop(UUID jobId) {
+        return reconciler.finishEviction(jobId);
     }
 
     /** {@link Reconciler#relaunch()}: placements recorded but never launched, launched again. */

@@ -92,6 +92,11 @@ public class DisruptionBudget {
                 });
     }
 
+    /** Moves the cluster-wide hourly budget still allows, given those started within the hour. */
+    int movesLeft(Spent spent) {
+        return enabled() ? (int) Math.max(0, maxPerHour - spent.total()) : 0;
+    }
+
     /** The running jobs, each marked movable when the budget lets the solver move it now. */
     List<ScenarioBuilder.Placed> offer(Instant now, List<ScenarioBuilder.Placed> placed, Spent spent) {
         List<ScenarioBuilder.Placed> out = new ArrayList<>(placed.size());

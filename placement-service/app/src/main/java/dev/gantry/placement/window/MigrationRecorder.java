@@ -61,15 +61,18 @@ public class MigrationRecorder {
         this.defaultGrace = defaultGrace;
     }
 
-    /** The plan's moves, all or none; the item lists the moves recorded (empty when refused). */
-    Uni<List<Started>> recordAll(List<Migration> migrations) {
+    /**
+     * The plan's moves, all or none; the item lists the moves recorded (empty when refused).
+     * {@code consolidation}: what a scheduled consolidation's moves make room for (null for a window's), said in the history.
+     */
+    Uni<List<Started>> recordAll(List<Migration> migrations, String consolidation) {
         if (migrations.isEmpty()) {
             return Uni.createFrom().item(List.of());
         }
-        return Panache.withTransaction(() -> fence.guard().chain(() -> record(migrations)));
+        return Panache.withTransaction(() -> fence.guard().chain(() -> record(migrations, consolidation)));
     }
 
-    private Uni<List<Started>> record(List<Migration> migrations) {
+    private Uni<List<Started>> record(List<Migration> migrations, String consolidation) {
         Instant now = Instant.now();
         List<UUID> ids = migrations.stream().map(m -> UUID.fromString(m.job())).distinct().toList();
         Set<String> targetNodes = new HashSet<>();
@@ -104,7 +107,8 @@ public class MigrationRecorder {
                                             for (int i = 0; i < moving.size(); i++) {
                                                 RunningJobRecord job = moving.get(i);
                                                 List<Allocation> from = allocations.stream().filter(a -> a.jobId.equals(job.jobId)).toList();
-                                                started.add(start(job, migrations.get(i), from, now, refs.get(job.jobId), writes));
+                                                started.add(start(job, migrations.get(i), from, now, refs.get(job.jobId), writes,
+                                                        consolidation));
                                             }
                                             return writes.apply(outbox).replaceWith(started);
                                         })))));
@@ -137,7 +141,7 @@ public class MigrationRecorder {
 
     /** The rows and the event of one move. */
     private Started start(RunningJobRecord job, Migration m, List<Allocation> from, Instant now, ClusterActuator.GangRef gang,
-            PlanWrites writes) {
+            PlanWrites writes, String consolidation) {
         JobQueued spec = EventCodec.fromJson(job.spec, JobQueued.class);
         Map<String, Allocation> byTask = new LinkedHashMap<>();
         from.forEach(a -> byTask.put(a.task, a));
@@ -163,7 +167,8 @@ public class MigrationRecorder {
         row.startedAt = now;
         writes.insert(row);
         writes.event(Subjects.PLACEMENTS_MIGRATED, job.jobId, new PlacementMigrated(job.jobId, job.queue, PlacementMigrated.STOPPING,
-                fromNodes, toNodes, "defragmenting; checkpoint grace " + grace.toSeconds() + "s", now, job.evictingUntil, List.of()));
+                fromNodes, toNodes, (consolidation == null ? "defragmenting" : "scheduled consolidation, " + consolidation)
+                        + "; checkpoint grace " + grace.toSeconds() + "s", now, job.evictingUntil, List.of()));
         LOG.infof("job %s migrating from %s to %s: told to stop, grace until %s", job.jobId, fromNodes, toNodes, job.evictingUntil);
         return new Started(job.jobId, grace, gang);
     }

@@ -14,9 +14,11 @@ import dev.gantry.placement.engine.json.Violation;
 import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
+import dev.gantry.placement.engine.planner.Consolidation;
 import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.placement.engine.solver.SolverConfigs;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import dev.gantry.placement.engine.validation.ScenarioValidator;
@@ -73,6 +75,8 @@ public class WindowLoop {
     private final AtomicBoolean forecasting = new AtomicBoolean();
     /** Which running jobs the solver may move this window (moves per hour, spacing, protection after placement). */
     private final DisruptionBudget moves;
+    /** How long gangs of each shape waited: recorded as they are bound, for scheduled consolidation. */
+    private final GangWaits waits;
     /** Nodes and running work an idle window last found consistent (see {@link #recheckQuarantine}). */
     private volatile List<Object> lastConsistent;
     private final WindowMetrics metrics;
@@ -120,7 +124,7 @@ public class WindowLoop {
     }
 
     public WindowLoop(Binder binder, StateCache stateCache, Outbox outbox, Vertx vertx, Leadership leadership, WindowMetrics metrics,
-            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts, DisruptionBudget moves,
+            NodeQuarantine quarantine, RuntimeHistory history, StartForecasts forecasts, DisruptionBudget moves, GangWaits waits,
             @ConfigProperty(name = "gantry.placement.reservations", defaultValue = "1") int reservations,
             @ConfigProperty(name = "gantry.placement.reservation.per-queue", defaultValue = "false") boolean reservationsPerQueue,
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
@@ -128,6 +132,8 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
             @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
             @ConfigProperty(name = "gantry.placement.gpu-speeds") Optional<String> gpuSpeeds,
+            @ConfigProperty(name = "gantry.placement.move-cost.per-move") Optional<Long> moveCostPerMove,
+            @ConfigProperty(name = "gantry.placement.move-cost.per-gpu") Optional<Long> moveCostPerGpu,
             @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare) {
         this.binder = binder;
         this.stateCache = stateCache;
@@ -138,6 +144,7 @@ public class WindowLoop {
         this.quarantine = quarantine;
         this.forecasts = forecasts;
         this.moves = moves;
+        this.waits = waits;
         this.planner = Planners.byName(plannerName, arrivals);
         if (reservations < 0) {
             throw new IllegalArgumentException("gantry.placement.reservations must be 0 (off) or more, got " + reservations);
@@ -146,7 +153,8 @@ public class WindowLoop {
         this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
         this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
-                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")));
+                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")))
+                .withMoveCost(moveCost(SolverProfile.byName(profileName).moveCost(), moveCostPerMove, moveCostPerGpu));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -195,7 +203,8 @@ public class WindowLoop {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0], steps);
                         Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
-                                : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()));
+                                : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()))
+                                        .call(placed -> waits.recordBound(decision.plan()));
                         return applied.invoke(placed -> {
                             mark[0] = phase("bind", mark[0], steps);
                             budget.afterSolveTook(mark[0] - solved);
@@ -342,9 +351,45 @@ public class WindowLoop {
                                     }
                                 })
                                 .call(placed -> metrics.observeBound(only))
+                                .call(placed -> waits.recordBound(only))
                                 .map(placed -> placed > 0);
                     });
         }).eventually(this::donePlanning);
+    }
+
+    /**
+     * A consolidation pass ({@link ScheduledConsolidation}): with windows and fast paths held off,
+     * reads the cluster, lets the disruption budget say which running jobs may move, asks the
+     * engine's {@link Consolidation} for the moves that make room for one of {@code shapes} (its
+     * pending jobs aside), and hands them to the binder, which records and carries them out as any
+     * window's moves. The item is null when a window or fast path is planning (the next pass tries
+     * again), else what the pass found and how many moves the binder recorded.
+     */
+    public Uni<Consolidated> consolidate(Instant now, List<dev.gantry.placement.engine.domain.PendingJob> shapes, int maxMoves,
+            java.time.Duration limit) {
+        if (!leadership.leading() || !planning.compareAndSet(false, true)) {
+            return Uni.createFrom().nullItem();
+        }
+        return Panache.withSession(stateCache::read).chain(read -> movable(now, read)).chain(state -> vertx.executeBlocking(
+                        Uni.createFrom().item(() -> {
+                            Scenario scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), state.shares());
+                            if (ScenarioValidator.validate(scenario).stream().anyMatch(v -> v.field().startsWith("queues"))) {
+                                scenario = ScenarioBuilder.build(now, state.nodes(), state.placed(), state.held(), List.of(), List.of());
+                            }
+                            List<Violation> violations = ScenarioValidator.validate(scenario);
+                            if (!violations.isEmpty()) {
+                                return new Consolidation.Outcome(new Plan(Plan.FORMAT, scenario.name(), List.of(), List.of(), List.of(),
+                                        List.of(), 0, Map.of()), null, "the cluster's state is refused by the engine: " + violations.getFirst());
+                            }
+                            return Consolidation.plan(scenario, shapes, planner, profile.withTimeLimit(limit), maxMoves);
+                        }))
+                .chain(outcome -> !outcome.moves() ? Uni.createFrom().item(new Consolidated(outcome, 0))
+                        : binder.move(outcome.plan()).map(recorded -> new Consolidated(outcome, recorded))))
+                .eventually(this::donePlanning);
+    }
+
+    /** A consolidation pass's answer, and how many of its moves the binder recorded (all or none). */
+    public record Consolidated(Consolidation.Outcome outcome, int recorded) {
     }
 
     /**
@@ -424,6 +469,25 @@ public class WindowLoop {
             }
         }
         return null;
+    }
+
+    /**
+     * {@code gantry.placement.move-cost.per-move} and {@code .per-gpu} over the profile's own (the
+     * soft score a move of a running job costs); a negative amount is refused at start, naming the key.
+     */
+    static MoveCost moveCost(MoveCost profiles, Optional<Long> perMove, Optional<Long> perGpu) {
+        if (perMove.orElse(0L) < 0) {
+            throw new IllegalArgumentException("gantry.placement.move-cost.per-move must be 0 or more, got " + perMove.get());
+        }
+        if (perGpu.orElse(0L) < 0) {
+            throw new IllegalArgumentException("gantry.placement.move-cost.per-gpu must be 0 or more, got " + perGpu.get());
+        }
+        return new MoveCost(perMove.orElse(profiles.perMove()), perGpu.orElse(profiles.perGpu()));
+    }
+
+    /** The solver profile every window plans with (its full limit; the window's own budget shortens it). */
+    SolverProfile profile() {
+        return profile;
     }
 
     /** {@code gantry.placement.gpu-speeds}: the engine's table with these entries over it, or {@code none}; refused at start when malformed. */

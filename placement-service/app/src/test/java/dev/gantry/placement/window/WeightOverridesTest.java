@@ -3,8 +3,10 @@ package dev.gantry.placement.window;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.placement.engine.solver.SolverConfigs;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** {@code gantry.placement.weights} as an operator writes it in a ConfigMap. */
@@ -37,5 +39,16 @@ class WeightOverridesTest {
         assertThat(WindowLoop.gpuSpeeds("").of("H100")).isEqualTo(dev.gantry.placement.engine.packing.GpuSpeeds.DEFAULT.of("H100"));
         assertThatThrownBy(() -> WindowLoop.gpuSpeeds("A100=fast")).hasMessageStartingWith("gantry.placement.gpu-speeds: ")
                 .hasMessageContaining("fast is not a number");
+    }
+
+    @Test
+    void aMoveCostKeyOverridesTheProfilesAmountAndANegativeOneIsRefusedNamingTheKey() {
+        assertThat(WindowLoop.moveCost(MoveCost.DEFAULT, Optional.empty(), Optional.empty())).isEqualTo(MoveCost.DEFAULT);
+        assertThat(WindowLoop.moveCost(MoveCost.DEFAULT, Optional.of(3000L), Optional.empty())).isEqualTo(new MoveCost(3000, 100));
+        assertThat(WindowLoop.moveCost(MoveCost.DEFAULT, Optional.empty(), Optional.of(0L))).isEqualTo(new MoveCost(1000, 0));
+        assertThatThrownBy(() -> WindowLoop.moveCost(MoveCost.DEFAULT, Optional.of(-1L), Optional.empty()))
+                .hasMessageStartingWith("gantry.placement.move-cost.per-move");
+        assertThatThrownBy(() -> WindowLoop.moveCost(MoveCost.DEFAULT, Optional.empty(), Optional.of(-5L)))
+                .hasMessageStartingWith("gantry.placement.move-cost.per-gpu");
     }
 }

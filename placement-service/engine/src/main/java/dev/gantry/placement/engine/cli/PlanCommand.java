@@ -9,6 +9,7 @@ import dev.gantry.placement.engine.packing.GpuSpeeds;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
+import dev.gantry.placement.engine.solver.MoveCost;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,7 @@ public final class PlanCommand {
     public static final int EXIT_BAD_INPUT = 2;
 
     private static final String USAGE = "usage: plan --scenario FILE [--planner timefold|greedy|fifo] "
-            + "[--profile fast|balanced|thorough] [--time-limit 2s] [--gpu-speeds default|none|MODEL=SPEED,...]";
+            + "[--profile fast|balanced|thorough] [--time-limit 2s] [--gpu-speeds default|none|MODEL=SPEED,...] [--move-weights PER_MOVE,PER_GPU]";
 
     private PlanCommand() {
     }
@@ -43,6 +44,7 @@ public final class PlanCommand {
         String profileName = "balanced";
         String timeLimit = null;
         String gpuSpeeds = "default";
+        String moveWeights = "";
         Scenario scenario;
         Planner chosen;
         SolverProfile chosenProfile;
@@ -69,6 +71,7 @@ public final class PlanCommand {
                     case "--profile" -> profileName = value;
                     case "--time-limit" -> timeLimit = value;
                     case "--gpu-speeds" -> gpuSpeeds = value;
+                    case "--move-weights" -> moveWeights = value;
                     default -> throw new IllegalArgumentException("unknown argument " + a + "; " + USAGE);
                 }
             }
@@ -85,6 +88,8 @@ public final class PlanCommand {
             }
             String speeds = gpuSpeeds;
             profile = profile.withGpuSpeeds(arg("--gpu-speeds", () -> GpuSpeeds.parse(speeds)));
+            String weights = moveWeights;
+            profile = profile.withMoveCost(arg("--move-weights", () -> MoveCost.parse(weights)));
             String json;
             try {
                 json = Files.readString(Path.of(scenarioFile), StandardCharsets.UTF_8);

@@ -141,17 +141,22 @@ public final class ReservingPlanner implements Planner {
 
     /**
      * With migratable or preemptible work running, a head may fit now by moving or preempting it,
-     * which beats waiting for its reservation: the wrapped planner is asked first, with half the time, on the real
-     * scenario (a reservation would hide the heads from it). Its plan when it places a head by
-     * moving work, else null (and the reservations are planned in the time left).
+     * which beats waiting for its reservation: the wrapped planner is asked first, with three
+     * quarters of the time, on the real scenario (a reservation would hide the heads from it). Its
+     * plan when it places a head by moving work, else null (and the reservations are planned in
+     * the time left). Asked only if some head would fit with that work gone (plain best fit on the
+     * pinned work alone): otherwise no move or eviction can place one, and the reservations get the
+     * whole window.
      */
     private Plan placedByMoves(Scenario sc, List<EasyBackfill.Reservation> res, SolverProfile profile) {
         // moving or preempting running work may place a head now, which beats its reservation: the reservation's
         // hole would hide the free GPUs the head needs beside a victim's
-        if (sc.running().stream().noneMatch(j -> j.migratable() || j.preemptible())) {
+        if (sc.running().stream().noneMatch(j -> j.migratable() || j.preemptible()) || !fitsWithoutMovableWork(sc, res)) {
             return null;
         }
-        Plan direct = planner.plan(sc, profile.withTimeLimit(profile.spentLimit().dividedBy(2)));
+        // with half a 200 ms window, building the solver's model left too little time on a loaded machine: windows
+        // fell back to greedy, which never moves, and a gang that moves would place waited (MigrationTest, NodeAgentMigrationIT)
+        Plan direct = planner.plan(sc, profile.withTimeLimit(profile.spentLimit().multipliedBy(3).dividedBy(4)));
         Set<String> placed = new java.util.HashSet<>();
         direct.placements().forEach(p -> placed.add(p.job()));
         // one head placed by moves is worth it: a head nothing can place (another queue's, an odd shape) must not
@@ -159,6 +164,24 @@ public final class ReservingPlanner implements Planner {
         boolean any = res.stream().anyMatch(r -> placed.contains(r.head()));
         return any && !(direct.migrations().isEmpty() && direct.preemptions().isEmpty())
                 ? direct.withMetadata(Map.of("reservationSkipped", "placed by moving or preempting running work")) : null;
+    }
+
+    /** Whether some head fits on the GPUs, CPU and memory that pinned running work (neither movable nor preemptible) leaves. */
+    private static boolean fitsWithoutMovableWork(Scenario sc, List<EasyBackfill.Reservation> res) {
+        ClusterState pinnedOnly = new ClusterState(sc);
+        sc.running().stream().filter(RunningJob::pinned).forEach(pinnedOnly::occupy);
+        GangPacker packer = new GangPacker(sc.nodes());
+        Set<String> heads = new java.util.HashSet<>();
+        res.forEach(r -> heads.add(r.head()));
+        for (PendingJob job : sc.pending()) {
+            if (heads.contains(job.name())) {
+                GangPacker.GangFit fit = packer.place(pinnedOnly, job, Replica.of(job));
+                if (fit != null && fit.complete()) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static long[] union(List<long[]> holes) {

@@ -1,6 +1,7 @@
 package dev.gantry.placement.engine.planner;
 
 import dev.gantry.placement.engine.packing.GpuSpeeds;
+import dev.gantry.placement.engine.solver.MoveCost;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -12,9 +13,11 @@ import java.util.regex.Pattern;
  * at that moment is returned), an unimproved-time limit (stop early once the search stalls), and
  * weight overrides for medium and soft constraints (constraint name -> weight; a hard constraint
  * cannot be overridden, see {@code PlacementConstraintProvider}), and the relative speeds of GPU
- * models that decide among placements the workload sees as equal ({@link GpuSpeeds}).
+ * models that decide among placements the workload sees as equal ({@link GpuSpeeds}), and what
+ * moving a running job costs in the score ({@link MoveCost}: per move and per GPU moved).
  */
-public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds) {
+public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds,
+        MoveCost moveCost) {
 
     /** About 200 ms: interactive dry runs and tests. */
     public static final SolverProfile FAST = new SolverProfile("fast", Duration.ofMillis(200), Duration.ofMillis(100), Map.of());
@@ -34,11 +37,12 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
         }
         weightOverrides = weightOverrides == null ? Map.of() : Map.copyOf(weightOverrides);
         gpuSpeeds = gpuSpeeds == null ? GpuSpeeds.DEFAULT : gpuSpeeds;
+        moveCost = moveCost == null ? MoveCost.DEFAULT : moveCost;
     }
 
-    /** With the default GPU speeds. */
+    /** With the default GPU speeds and move cost. */
     public SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides) {
-        this(name, spentLimit, unimprovedLimit, weightOverrides, GpuSpeeds.DEFAULT);
+        this(name, spentLimit, unimprovedLimit, weightOverrides, GpuSpeeds.DEFAULT, MoveCost.DEFAULT);
     }
 
     /** @throws IllegalArgumentException for an unknown name */
@@ -53,16 +57,21 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
 
     /** Same profile with another deadline; the unimproved limit never exceeds it. */
     public SolverProfile withTimeLimit(Duration limit) {
-        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds);
+        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost);
     }
 
     public SolverProfile withWeightOverrides(Map<String, Long> overrides) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds, moveCost);
     }
 
     /** Same profile with other GPU speeds ({@link GpuSpeeds#NONE}: no model preferred). */
     public SolverProfile withGpuSpeeds(GpuSpeeds speeds) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds, moveCost);
+    }
+
+    /** Same profile with another cost of a move ({@link MoveCost}: per move and per GPU moved). */
+    public SolverProfile withMoveCost(MoveCost cost) {
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, cost);
     }
 
     /** Parses {@code 200ms}, {@code 2s}, {@code 1.5s}, {@code 1m}. */

@@ -140,7 +140,7 @@ public final class TimefoldPlanner implements Planner {
             GangPacker packer, GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
         // the greedy state must stay as greedy left it: the fallback explains from it
         if (movesPerSolve != null) {
-            return solveReproducibly(sc, weights, packer, greedy, floor, meta, start);
+            return solveReproducibly(sc, profile, weights, packer, greedy, floor, meta, start);
         }
         long entities = sc.pending().size() + sc.running().stream().filter(r -> !r.pinned()).count();
         if (!COLD.get() && profile.spentLimit().minusNanos(System.nanoTime() - start).compareTo(startup(entities).plus(MIN_SOLVE)) < 0) {
@@ -148,7 +148,7 @@ public final class TimefoldPlanner implements Planner {
             meta.put("fallback", "no time left for the solver after the greedy seed, greedy plan returned");
             return finish(GreedyPass.explained(sc, floor(floor, greedy, meta)), start, meta);
         }
-        PlacementModel model = model(sc, weights, packer, greedy, meta, start);
+        PlacementModel model = model(sc, profile, weights, packer, greedy, meta, start);
         // the deadline covers the whole call: keep time to turn the solution into a checked plan
         // (measured: plan extraction and checks about 60 us per entity on a busy core)
         Duration reserve = Duration.ofMillis(Math.min(profile.spentLimit().toMillis() / 4,
@@ -194,9 +194,9 @@ public final class TimefoldPlanner implements Planner {
     }
 
     /** The reproducible mode: no clock anywhere, so no deadline fallbacks and no guard. */
-    private Plan solveReproducibly(Scenario sc, ConstraintWeightOverrides<HardMediumSoftScore> weights, GangPacker packer,
-            GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
-        PlacementModel model = model(sc, weights, packer, greedy, meta, start);
+    private Plan solveReproducibly(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
+            GangPacker packer, GreedyPass.Result greedy, CompletableFuture<GreedyPass.Result> floor, Map<String, String> meta, long start) {
+        PlacementModel model = model(sc, profile, weights, packer, greedy, meta, start);
         Solver<PlacementSolution> solver = SolverFactory.<PlacementSolution>create(
                 SolverConfigs.reproducible(movesPerSolve, Boolean.getBoolean(FULL_ASSERT_PROPERTY))).buildSolver();
         long solveStart = System.nanoTime();
@@ -205,9 +205,10 @@ public final class TimefoldPlanner implements Planner {
     }
 
     /** The solver's model around the greedy seed; its size and build time go into the plan's metadata. */
-    private static PlacementModel model(Scenario sc, ConstraintWeightOverrides<HardMediumSoftScore> weights, GangPacker packer,
-            GreedyPass.Result greedy, Map<String, String> meta, long start) {
-        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE).build(weights);
+    private static PlacementModel model(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
+            GangPacker packer, GreedyPass.Result greedy, Map<String, String> meta, long start) {
+        PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE,
+                profile.moveCost()).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));

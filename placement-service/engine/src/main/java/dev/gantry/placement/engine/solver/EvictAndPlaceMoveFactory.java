@@ -24,6 +24,8 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
     private PlacementOption[] known;
     private final Map<GpuSlot, List<GangAssignment>> holders = new IdentityHashMap<>();
     private final List<GangAssignment> wanting = new ArrayList<>();
+    /** Running jobs away from their current placement (a planned move), as of the last {@link #sync}. */
+    private final List<GangAssignment> away = new ArrayList<>();
 
     @Override
     public long getSize(ScoreDirector<PlacementSolution> scoreDirector) {
@@ -82,9 +84,12 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
             }
         }
         wanting.clear();
+        away.clear();
         for (GangAssignment a : current) {
             if (a.getOption() == null && !a.getOptions().isEmpty()) {
                 wanting.add(a);
+            } else if (a.migrated()) {
+                away.add(a);
             }
         }
     }
@@ -132,7 +137,9 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
     /**
      * The move that gives {@code target} the option {@code chosen} and sends every gang in its
      * way to its first clear option (or unplaces / preempts it); null when a gang in the way can
-     * neither move nor be preempted.
+     * neither move nor be preempted. A job moved earlier whose own GPUs this leaves clear (the
+     * target gives up the placement it was moved for) goes back in the same move: otherwise
+     * replacing one set of moves by a cheaper one would take two steps, the first of them worse.
      */
     EvictAndPlaceMove moveFor(GangAssignment target, PlacementOption chosen) {
         if (chosen == target.getOption()) {
@@ -161,6 +168,14 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
             moved.add(h);
             values.add(alt);
         }
+        Set<GangAssignment> moving = new java.util.HashSet<>(moved);
+        for (GangAssignment h : away) {
+            if (h != target && !moving.contains(h) && clear(h, h.current(), taken, moving, target)) {
+                h.current().slots().forEach(u -> taken.add(u.slot()));
+                moved.add(h);
+                values.add(h.current());
+            }
+        }
         moved.add(target);
         values.add(chosen);
         return new EvictAndPlaceMove(moved, values);
@@ -181,29 +196,25 @@ public final class EvictAndPlaceMoveFactory implements MoveIteratorFactory<Place
     /** The first option of {@code h} clear of the GPUs taken by this move and of every gang staying put. */
     private PlacementOption alternative(GangAssignment h, Set<GpuSlot> taken, Set<GangAssignment> moving, GangAssignment target) {
         for (PlacementOption p : h.getOptions()) {
-            if (p == h.getOption()) {
-                continue;
-            }
-            boolean clear = true;
-            for (SlotUse u : p.slots()) {
-                if (taken.contains(u.slot())) {
-                    clear = false;
-                    break;
-                }
-                for (GangAssignment other : holders.getOrDefault(u.slot(), List.of())) {
-                    if (other != h && other != target && !moving.contains(other) && conflicts(u, other.getOption())) {
-                        clear = false;
-                        break;
-                    }
-                }
-                if (!clear) {
-                    break;
-                }
-            }
-            if (clear) {
+            if (p != h.getOption() && clear(h, p, taken, moving, target)) {
                 return p;
             }
         }
         return null;
+    }
+
+    /** Whether option {@code p} of {@code h} is clear of the GPUs taken by this move and of every gang staying put. */
+    private boolean clear(GangAssignment h, PlacementOption p, Set<GpuSlot> taken, Set<GangAssignment> moving, GangAssignment target) {
+        for (SlotUse u : p.slots()) {
+            if (taken.contains(u.slot())) {
+                return false;
+            }
+            for (GangAssignment other : holders.getOrDefault(u.slot(), List.of())) {
+                if (other != h && other != target && !moving.contains(other) && conflicts(u, other.getOption())) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 }

@@ -29,6 +29,8 @@ public class GangAssignment {
     private boolean preemptible;
     private boolean checkpointable;
     private long runningSeconds;
+    /** What moving this job costs in the soft score (the profile's {@link MoveCost} of its GPUs); 0 for a pending gang. */
+    private long moveCost;
     private List<PlacementOption> options;
     private PlacementOption current;
 
@@ -40,6 +42,13 @@ public class GangAssignment {
 
     public GangAssignment(String job, Role role, QueueFacts queueFacts, List<QueueFacts> queueChain, int priority, long gpuMilli, long gpuWeight,
             boolean preemptible, boolean checkpointable, long runningSeconds, List<PlacementOption> options, PlacementOption current) {
+        this(job, role, queueFacts, queueChain, priority, gpuMilli, gpuWeight, preemptible, checkpointable, runningSeconds, options, current,
+                MoveCost.DEFAULT);
+    }
+
+    public GangAssignment(String job, Role role, QueueFacts queueFacts, List<QueueFacts> queueChain, int priority, long gpuMilli, long gpuWeight,
+            boolean preemptible, boolean checkpointable, long runningSeconds, List<PlacementOption> options, PlacementOption current,
+            MoveCost moveCost) {
         this.job = job;
         this.role = role;
         this.queue = queueFacts.name();
@@ -51,6 +60,7 @@ public class GangAssignment {
         this.preemptible = preemptible;
         this.checkpointable = checkpointable;
         this.runningSeconds = runningSeconds;
+        this.moveCost = role == Role.RUNNING ? moveCost.of(gpuMilli) : 0;
         this.options = List.copyOf(options);
         this.current = current;
     }
@@ -120,6 +130,11 @@ public class GangAssignment {
 
     public long runningSeconds() {
         return runningSeconds;
+    }
+
+    /** What moving this job costs in the soft score. */
+    public long moveCost() {
+        return moveCost;
     }
 
     public PlacementOption current() {

@@ -47,6 +47,8 @@ public final class OptionGenerator {
     /** Candidates per state for a pending gang, and for a migration. */
     private final int pendingPerState;
     private final int migrationsPerState;
+    /** What a move of a running job costs in the score (the solver profile's). */
+    private final MoveCost moveCost;
 
     private final Scenario sc;
     private final GreedyPass.Result greedy;
@@ -67,6 +69,12 @@ public final class OptionGenerator {
     private int nextOptionId;
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState) {
+        this(sc, greedy, packer, pendingPerState, migrationsPerState, MoveCost.DEFAULT);
+    }
+
+    public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState,
+            MoveCost moveCost) {
+        this.moveCost = moveCost;
         this.sc = sc;
         this.greedy = greedy;
         this.pendingPerState = pendingPerState;
@@ -289,7 +297,7 @@ public final class OptionGenerator {
         long weight = Math.max(1, 1000L + job.priority());
         GangAssignment a = new GangAssignment(job.name(), GangAssignment.Role.RUNNING, facts.get(job.queue()), chain(job.queue(), facts, ledger),
                 job.priority(), job.gpuMilli(), weight, job.preemptible(), job.checkpointable(),
-                Math.max(0, sc.nowSeconds() - job.startedAtSeconds()), options, keep);
+                Math.max(0, sc.nowSeconds() - job.startedAtSeconds()), options, keep, moveCost);
         a.setOption(keep);
         return a;
     }

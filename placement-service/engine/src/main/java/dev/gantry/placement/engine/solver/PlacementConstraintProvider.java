@@ -65,8 +65,6 @@ public class PlacementConstraintProvider implements ConstraintProvider {
     /** Soft units: one stranded GPU costs 100. */
     static final long STRANDED_GPU = 100;
     static final long WHOLE_NODE_LOST = 200;
-    static final long MIGRATION_BASE = 1000;
-    static final long MIGRATION_PER_GPU = 100;
     static final long PREEMPTION_BASE = 1000;
     static final long PREEMPTION_PER_GPU = 50;
     static final long PREFERRED_MISS_BASE = 300;
@@ -241,11 +239,11 @@ public class PlacementConstraintProvider implements ConstraintProvider {
                 .asConstraint(PREEMPTION_DISRUPTION);
     }
 
-    /** Nonvolatile replanning: a move must pay for its restart through placement or packing. */
+    /** Nonvolatile replanning: a move must pay for its restart through placement or packing (its cost: the profile's {@link MoveCost}). */
     Constraint migrationCost(ConstraintFactory f) {
         return f.forEach(GangAssignment.class)
                 .filter(GangAssignment::migrated)
-                .penalize(HardMediumSoftScore.ONE_SOFT, a -> MIGRATION_BASE + MIGRATION_PER_GPU * a.gpuMilli() / 1000)
+                .penalize(HardMediumSoftScore.ONE_SOFT, GangAssignment::moveCost)
                 .justifyWith((a, score) -> new MigrationCostJustification(a.getJob(), a.getOption().podCount(), a.gpuMilli(),
                         "moving " + a.getJob() + " restarts " + a.getOption().podCount() + " tasks"))
                 .asConstraint(MIGRATION_COST);

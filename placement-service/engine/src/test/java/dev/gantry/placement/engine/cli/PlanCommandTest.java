@@ -59,8 +59,21 @@ class PlanCommandTest {
         assertThat(run("--scenario", sc.toString(), "--profile", "slow").err()).contains("--profile: unknown profile slow");
         assertThat(run("--scenario", sc.toString(), "--time-limit", "soon").err()).contains("--time-limit: bad duration soon");
         assertThat(run("--scenario", sc.toString(), "--gpu-speeds", "A100=fast").err()).contains("--gpu-speeds: GPU speed \"A100=fast\": fast is not a number");
+        assertThat(run("--scenario", sc.toString(), "--move-weights", "1000").err()).contains("--move-weights: expected PER_MOVE,PER_GPU");
         assertThat(run("--scenario", dir.resolve("missing.json").toString()).err()).contains("--scenario: cannot read");
         assertThat(run("--scenario", sc.toString(), "--bogus", "1").code()).isEqualTo(2);
         assertThat(run("--scenario").code()).isEqualTo(2);
+    }
+
+    @Test
+    void moveWeightsChooseWhichJobsMakeRoom() throws Exception {
+        // fixture migration-cost-choice (MoveCostTest): one 4-GPU job or two 1-GPU jobs can make room for an 8-GPU job
+        Path sc = write("choice.json", TestScenarios.json("migration-cost-choice"));
+        Run byDefault = run("--scenario", sc.toString(), "--profile", "fast", "--time-limit", "3s");
+        assertThat(byDefault.code()).as(byDefault.err()).isZero();
+        assertThat(PlanCodec.read(byDefault.out()).migrations()).extracting(m -> m.job()).containsExactly("big");
+        Run perGpu = run("--scenario", sc.toString(), "--profile", "fast", "--time-limit", "3s", "--move-weights", "0,20000");
+        assertThat(perGpu.code()).as(perGpu.err()).isZero();
+        assertThat(PlanCodec.read(perGpu.out()).migrations()).extracting(m -> m.job()).containsExactlyInAnyOrder("small-a", "small-b");
     }
 }

@@ -295,7 +295,16 @@ class PlacementConstraintProviderTest {
         void penalizesAMove() {
             VERIFIER.verifyThat(PlacementConstraintProvider::migrationCost)
                     .given(running("m", Q, 0, true, place(N0, 1), place(N1, 1)))
-                    .penalizesBy(PlacementConstraintProvider.MIGRATION_BASE + PlacementConstraintProvider.MIGRATION_PER_GPU);
+                    .penalizesBy(MoveCost.DEFAULT.perMove() + MoveCost.DEFAULT.perGpu());
+        }
+
+        @Test
+        void penalizesAMoveByTheProfilesMoveCost() {
+            GangAssignment a = running("m", Q, 0, true, place(N0, 1), place(N1, 1));
+            GangAssignment costly = new GangAssignment(a.getJob(), a.role(), a.queueFacts(), a.queueChain(), a.priority(), a.gpuMilli(),
+                    a.gpuWeight(), a.preemptible(), a.checkpointable(), a.runningSeconds(), a.getOptions(), a.current(), new MoveCost(300, 7000));
+            costly.setOption(a.getOption());
+            VERIFIER.verifyThat(PlacementConstraintProvider::migrationCost).given(costly).penalizesBy(300 + 7000);
         }
 
         @Test
