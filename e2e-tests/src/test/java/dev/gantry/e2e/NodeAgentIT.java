@@ -153,7 +153,8 @@ class NodeAgentIT {
 
         CliIT.Result nodes = CliIT.gantry("alice", "nodes");
         assertThat(nodes.exit()).as(nodes.err()).isZero();
-        assertThat(nodes.row(NODE)).containsExactly(NODE, "A100", "8", nodes.row(NODE).get(3), "-", "READY", "agent,simulated");
+        // the last column, MIG, is "-" for a node without MIG devices
+        assertThat(nodes.row(NODE)).containsExactly(NODE, "A100", "8", nodes.row(NODE).get(3), "-", "READY", "agent,simulated", "-");
     }
 
     @Test
