@@ -118,17 +118,17 @@ class LifecycleEventsTest {
      */
     private static final Duration DELIVERY = Duration.ofSeconds(45);
 
-    private String submit() {
+    static String submit() {
         return given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
                 .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
     }
 
-    private static EventEnvelope<PlacementBound> bound(String id, long sequence) {
+    static EventEnvelope<PlacementBound> bound(String id, long sequence) {
         return EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
                 new PlacementBound(UUID.fromString(id), "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now()), sequence);
     }
 
-    private static EventEnvelope<PlacementReleased> released(String subject, String id, String reason, long sequence) {
+    static EventEnvelope<PlacementReleased> released(String subject, String id, String reason, long sequence) {
         return EventEnvelope.of(subject, id, new PlacementReleased(UUID.fromString(id), "normal", reason, Instant.now()), sequence);
     }
 

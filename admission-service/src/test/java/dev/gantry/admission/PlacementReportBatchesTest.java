@@ -50,20 +50,6 @@ class PlacementReportBatchesTest {
     @Inject
     PlacementEventsConsumer consumer;
 
-    private String submit() {
-        return given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
-                .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
-    }
-
-    private static EventEnvelope<PlacementBound> bound(String id, long sequence) {
-        return EventEnvelope.of(Subjects.PLACEMENTS_BOUND, id,
-                new PlacementBound(UUID.fromString(id), "normal", "alice", 3, "A100-SXM4-80GB", 12000, 48000, Instant.now()), sequence);
-    }
-
-    private static EventEnvelope<PlacementReleased> released(String subject, String id, String reason, long sequence) {
-        return EventEnvelope.of(subject, id, new PlacementReleased(UUID.fromString(id), "normal", reason, Instant.now()), sequence);
-    }
-
     private static EventEnvelope<PlacementPending> pending(String id, String reason, long sequence) {
         return EventEnvelope.of(Subjects.PLACEMENTS_PENDING, id, new PlacementPending(UUID.fromString(id), "normal", reason, Instant.now()),
                 sequence);
@@ -100,13 +86,13 @@ class PlacementReportBatchesTest {
 
     @Test
     void aBatchOfReportsHasTheEffectOfApplyingThemOneByOne() throws Throwable {
-        String runs = submit();       // bound, then completed with exit code 0, in one batch
-        String reversed = submit();   // completed delivered before bound: the late bound is stale
-        String waiting = submit();    // a reason, then the same reason again, then bound
-        String twice = submit();      // bound, then the same event redelivered in the batch
+        String runs = LifecycleEventsTest.submit();       // bound, then completed with exit code 0, in one batch
+        String reversed = LifecycleEventsTest.submit();   // completed delivered before bound: the late bound is stale
+        String waiting = LifecycleEventsTest.submit();    // a reason, then the same reason again, then bound
+        String twice = LifecycleEventsTest.submit();      // bound, then the same event redelivered in the batch
         UUID unknown = UUID.randomUUID();
-        EventEnvelope<PlacementBound> twiceBound = bound(twice, 3);
-        EventEnvelope<PlacementBound> seenBefore = bound(waiting, 1);
+        EventEnvelope<PlacementBound> twiceBound = LifecycleEventsTest.bound(twice, 3);
+        EventEnvelope<PlacementBound> seenBefore = LifecycleEventsTest.bound(waiting, 1);
         db.execute("insert into processed_event (event_id, type, processed_at) values (?::uuid, 'placements.bound', now())",
                 seenBefore.eventId().toString());
 
@@ -114,17 +100,17 @@ class PlacementReportBatchesTest {
         EventEnvelope<PlacementReleased> completed = EventEnvelope.of(Subjects.PLACEMENTS_COMPLETED, runs,
                 new PlacementReleased(UUID.fromString(runs), "normal", "completed", Instant.now(), 0), 2);
         EventBatch<JsonNode> batch = new EventBatch<>(List.of(
-                outcomes.message("runs-bound", bound(runs, 1)),
-                outcomes.message("reversed-completed", released(Subjects.PLACEMENTS_COMPLETED, reversed, "completed", 11)),
+                outcomes.message("runs-bound", LifecycleEventsTest.bound(runs, 1)),
+                outcomes.message("reversed-completed", LifecycleEventsTest.released(Subjects.PLACEMENTS_COMPLETED, reversed, "completed", 11)),
                 outcomes.message("waiting-seen", seenBefore),
                 outcomes.message("waiting-reason", pending(waiting, "the best node has 2 free", 4)),
                 outcomes.message("twice-bound", twiceBound),
                 outcomes.message("runs-completed", completed),
-                outcomes.message("unknown", bound(unknown.toString(), 5)),
-                outcomes.message("reversed-bound", bound(reversed, 10)),
+                outcomes.message("unknown", LifecycleEventsTest.bound(unknown.toString(), 5)),
+                outcomes.message("reversed-bound", LifecycleEventsTest.bound(reversed, 10)),
                 outcomes.message("waiting-reason-again", pending(waiting, "the best node has 2 free", 5)),
                 outcomes.message("twice-again", twiceBound),
-                outcomes.message("waiting-bound", bound(waiting, 6))));
+                outcomes.message("waiting-bound", LifecycleEventsTest.bound(waiting, 6))));
 
         VertxContextSupport.subscribeAndAwait(() -> consumer.onPlacementEvents(batch));
 
@@ -160,11 +146,11 @@ class PlacementReportBatchesTest {
     void aBurstOfReportsIsAppliedInFarFewerTransactionsThanEvents() throws Exception {
         List<String> jobs = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
-            jobs.add(submit());
+            jobs.add(LifecycleEventsTest.submit());
         }
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (String id : jobs) {
-                nats.publish(bound(id, 1));
+                nats.publish(LifecycleEventsTest.bound(id, 1));
             }
         }
         String ids = jobs.stream().map(id -> "'" + id + "'").collect(Collectors.joining(","));
