@@ -11,6 +11,7 @@ import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.placement.DisruptionBudgetReset;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
 import io.fabric8.kubernetes.api.model.Binding;
@@ -87,6 +88,7 @@ class KubernetesMigrationTest {
 
     @BeforeEach
     void setUp() throws Exception {
+        DisruptionBudgetReset.forgetEarlierMoves(db);
         driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
                 .withUserAgent(TEST_AGENT).build()).build();
         try (TestNats nats = TestNats.connect(natsUrl)) {
