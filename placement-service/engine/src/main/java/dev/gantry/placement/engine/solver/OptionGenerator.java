@@ -1,15 +1,12 @@
 package dev.gantry.placement.engine.solver;
 
-import dev.gantry.placement.engine.domain.GpuTopology;
 import dev.gantry.placement.engine.domain.Network;
-import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Queue;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
-import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.packing.Aging;
 import dev.gantry.placement.engine.packing.ClusterState;
 import dev.gantry.placement.engine.packing.GangPacker;
