@@ -1,16 +1,19 @@
 package dev.gantry.placement.engine.planner;
 
+import dev.gantry.placement.engine.domain.Migration;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Placement;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.domain.Unplaced;
 import dev.gantry.placement.engine.packing.Aging;
 import dev.gantry.placement.engine.packing.ClusterState;
 import dev.gantry.placement.engine.packing.EasyBackfill;
 import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.GreedyPass;
 import dev.gantry.placement.engine.packing.PlanAssembler;
 import dev.gantry.placement.engine.packing.QueueLedger;
 import dev.gantry.placement.engine.packing.Replica;
@@ -63,6 +66,8 @@ public final class ReservingPlanner implements Planner {
     static final String PLACEHOLDER_PREFIX = "reserved-for:";
     /** At most this many jobs moved for a head when the solver found no moves (the disruption budget may allow fewer). */
     static final int MOVES_WITHOUT_SOLVER = 4;
+    /** A moved job's new GPUs while the others are placed around its move; not a valid job name either. */
+    static final String MOVING_TO_PREFIX = "moving-to:";
 
     private final Planner planner;
     private final ToLongFunction<String> estimatedEnd;
@@ -183,11 +188,59 @@ public final class ReservingPlanner implements Planner {
             }
             PendingJob head = sc.pending().stream().filter(p -> p.name().equals(r.head())).findFirst().orElseThrow();
             Plan moves = RoomByMoves.find(sc, head, MOVES_WITHOUT_SOLVER);
-            if (moves != null) {
-                return moves.withMetadata(Map.of("reservationSkipped", "placed by moving running work (found without the solver)"));
+            Plan merged = moves == null ? null : alongside(sc, moves);
+            if (merged != null) {
+                return merged.withMetadata(Map.of("reservationSkipped", "placed by moving running work (found without the solver)"));
             }
         }
         return null;
+    }
+
+    /**
+     * The head's moves with the other waiting jobs placed around them by best fit (the head where it
+     * goes, each moved job on its old GPUs and its new ones), or null when that is not a valid plan.
+     * Never the moves alone: if the disruption budget refused them window after window, a plan with
+     * nothing else in it would keep every other job waiting too.
+     */
+    private static Plan alongside(Scenario sc, Plan moves) {
+        Map<String, RunningJob> runningByName = new java.util.HashMap<>();
+        sc.running().forEach(r -> runningByName.put(r.name(), r));
+        Map<String, PendingJob> pendingByName = new java.util.HashMap<>();
+        sc.pending().forEach(p -> pendingByName.put(p.name(), p));
+        List<RunningJob> held = new ArrayList<>(sc.running());
+        for (Migration m : moves.migrations()) {
+            RunningJob r = runningByName.get(m.job());
+            List<RunningTask> at = m.tasks().stream().map(t -> {
+                RunningTask old = r.tasks().stream().filter(o -> o.name().equals(t.task())).findFirst().orElseThrow();
+                return new RunningTask(t.task(), t.node(), t.gpus(), old.cpuMillis(), old.memoryMiB(), t.gpuMilli(), old.migProfile(),
+                        t.migDevices());
+            }).toList();
+            held.add(new RunningJob(MOVING_TO_PREFIX + r.name(), r.queue(), r.priority(), false, false, false, sc.nowSeconds(), at));
+        }
+        Set<String> placedByMoves = new java.util.HashSet<>();
+        for (Placement p : moves.placements()) {
+            PendingJob job = pendingByName.get(p.job());
+            placedByMoves.add(p.job());
+            List<RunningTask> tasks = p.tasks().stream().map(t -> {
+                TaskGroup g = job.taskGroupOf(t.task());
+                return new RunningTask(t.task(), t.node(), t.gpus(), g.cpuMillis(), g.memoryMiB(), t.gpuMilli(), g.migProfile(), t.migDevices());
+            }).toList();
+            held.add(new RunningJob(p.job(), job.queue(), job.priority(), false, false, false, sc.nowSeconds(), tasks));
+        }
+        List<PendingJob> others = sc.pending().stream().filter(p -> !placedByMoves.contains(p.name())).toList();
+        Scenario around = new Scenario(sc.format(), sc.name(), sc.nowSeconds(), sc.nodes(), sc.queues(), held, others);
+        Plan rest = GreedyPass.run(around, true, new GangPacker(sc.nodes())).plan();
+        List<Placement> placements = new ArrayList<>(moves.placements());
+        placements.addAll(rest.placements());
+        Plan merged = new Plan(moves.format(), sc.name(), placements, List.of(), moves.migrations(), rest.unplaced(), moves.solveMillis(),
+                moves.metadata());
+        List<String> violations = PlanValidator.validate(sc, merged);
+        if (!violations.isEmpty()) {
+            LOG.warn("{}: moves for {} with the others placed around them invalid ({}), planning without them", sc.name(),
+                    moves.placements().getFirst().job(), violations.getFirst());
+            return null;
+        }
+        return merged;
     }
 
     /** Whether some head fits on the GPUs, CPU and memory that pinned running work (neither movable nor preemptible) leaves. */

@@ -7,6 +7,7 @@ import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.Unplaced;
 import dev.gantry.placement.engine.packing.ClusterState;
 import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.MoveShape;
@@ -136,7 +137,10 @@ public final class RoomByMoves {
             return null; // it fits without moves: not this class's answer
         }
         Placement placement = PlanAssembler.placement(forJob, job.name(), fit.tasks());
-        Plan plan = new Plan(Plan.FORMAT, sc.name(), List.of(placement), List.of(), moves, List.of(),
+        // a plan names every waiting job: the others are not planned here (a caller places them around the moves)
+        List<Unplaced> others = sc.pending().stream().filter(p -> !p.name().equals(job.name()))
+                .map(p -> new Unplaced(p.name(), "not planned with the moves that make room for " + job.name())).toList();
+        Plan plan = new Plan(Plan.FORMAT, sc.name(), List.of(placement), List.of(), moves, others,
                 (System.nanoTime() - start) / 1_000_000, Map.of("movesFoundBy", "greedy moves (no solver)"));
         plan = MovesThatMakeRoom.keep(sc, plan);
         if (plan.placements().isEmpty() || plan.migrations().isEmpty() || !PlanValidator.validate(sc, plan).isEmpty()) {

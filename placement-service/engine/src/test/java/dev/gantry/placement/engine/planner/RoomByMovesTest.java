@@ -3,11 +3,14 @@ package dev.gantry.placement.engine.planner;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.gantry.placement.engine.TestScenarios;
+import dev.gantry.placement.engine.domain.GpuTopology;
 import dev.gantry.placement.engine.domain.Migration;
+import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.Scenario;
+import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.validation.PlanValidator;
 import java.time.Duration;
 import java.util.HashSet;
@@ -94,6 +97,31 @@ class RoomByMovesTest {
         assertThat(plan.placements()).as(plan.metadata().toString()).extracting(p -> p.job()).containsExactly("whole-node");
         assertThat(plan.migrations()).hasSize(2);
         assertThat(plan.metadata()).containsKey("reservationSkipped");
+        assertThat(PlanValidator.validate(sc, plan)).isEmpty();
+    }
+
+    /**
+     * The moves are not the window's whole plan: the other jobs are placed around them (here a 1-GPU
+     * job on the GPUs the moves leave free). (If the disruption budget refused the moves window after window, a plan of the moves alone
+     * would keep everyone else waiting too.)
+     */
+    @Test
+    void theOtherJobsThePlannerPlacedElsewhereStayInTheWindowsPlan() {
+        Scenario base = twoMoves();
+        Node n00 = base.nodes().getFirst();
+        Node small = new Node("n02", n00.gpuModel(), 2, null, null, n00.cpuMillis(), n00.memoryMiB(), n00.topology(), n00.ibFabric(),
+                n00.labels(), n00.taints(), true, false);
+        PendingJob head = base.pending().getFirst();
+        PendingJob oneGpu = new PendingJob("one-gpu", head.queue(), 0, 0, List.of(new TaskGroup("w", 1, 1, 1000, 4000, null)), 1,
+                List.of(), GpuTopology.ANY, null, false, null, head.tolerations(), false, false, 600L);
+        List<Node> nodes = new java.util.ArrayList<>(base.nodes());
+        nodes.add(small);
+        Scenario sc = new Scenario(base.format(), base.name(), base.nowSeconds(), nodes, base.queues(), base.running(), List.of(head, oneGpu));
+
+        Plan plan = new ReservingPlanner(OUT_OF_TIME, job -> sc.nowSeconds() + 3600).plan(sc, TEST);
+
+        assertThat(plan.migrations()).as(plan.metadata().toString()).hasSize(2);
+        assertThat(plan.placements()).extracting(p -> p.job()).containsExactlyInAnyOrder("whole-node", "one-gpu");
         assertThat(PlanValidator.validate(sc, plan)).isEmpty();
     }
 
