@@ -1,12 +1,12 @@
 package dev.gantry.placement.window;
 
 import dev.gantry.contracts.events.EventCodec;
+import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.Tuple;
-import io.quarkus.runtime.configuration.DurationConverter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
