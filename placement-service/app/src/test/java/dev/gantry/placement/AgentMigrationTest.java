@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -79,6 +80,11 @@ class AgentMigrationTest {
                 values (?::uuid, 'worker-0', ?, ?::integer[], now() - interval '1 hour', 1000, 4000)
                 """, jobId.toString(), EventCodec.toJson(spec(jobId, 2, true)), jobId.toString(), node, gpus);
         return jobId;
+    }
+
+    @BeforeEach
+    void startFromAnHourWithoutMoves() {
+        DisruptionBudgetReset.forgetEarlierMoves(db);
     }
 
     @AfterEach

@@ -181,6 +181,72 @@ class JobEventBatchesTest {
         db.execute("delete from pending_job where job_id in (?::uuid, ?::uuid)", twice.toString(), plain.toString());
     }
 
+    /**
+     * A mass cancellation is applied by {@code CancelledJobsStore} (one statement for the run, one
+     * for its events) instead of ~15 round trips a job; the effect must be that of one by one.
+     */
+    @Test
+    void aRunOfCancellationsAppliedTogetherHasTheEffectOfApplyingThemOneByOne() throws Throwable {
+        UUID pending = UUID.randomUUID();
+        UUID running = UUID.randomUUID();
+        UUID unknown = UUID.randomUUID();
+        UUID completed = UUID.randomUUID();
+        UUID seenJob = UUID.randomUUID();
+        String node = "cancel-batch-" + running.toString().substring(0, 8);
+        db.execute("insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at) "
+                + "values (?::uuid, 'normal', 100, '{}', now(), now(), now() + interval '1 day')", running.toString());
+        db.execute("insert into allocation (job_id, task, node, gpu_indices, allocated_at) values (?::uuid, 'worker-0', ?, '{0,1}', now())",
+                running.toString(), node);
+        db.execute("insert into job_preemption (job_id, last_preempted_at, times) values (?::uuid, now(), 1)", running.toString());
+        db.execute("insert into job_migration (job_id, queue, from_nodes, to_nodes, started_at) values (?::uuid, 'normal', 'a', 'b', now())",
+                running.toString());
+        db.execute("insert into ended_job (job_id, ended_at, how) values (?::uuid, now(), 'placements.completed')", completed.toString());
+        EventEnvelope<JobCancelled> seenBefore = cancelled(seenJob);
+        db.execute("insert into processed_event (event_id, type, processed_at) values (?::uuid, 'jobs.cancelled', now())",
+                seenBefore.eventId().toString());
+        EventEnvelope<JobCancelled> cancelRunning = cancelled(running);
+        Outcomes outcomes = new Outcomes();
+        EventBatch<JsonNode> batch = new EventBatch<>(List.of(
+                outcomes.message("queued", tree(unplaceable(pending, "pending"))),
+                outcomes.message("cancel-pending", tree(cancelled(pending))),
+                outcomes.message("cancel-running", tree(cancelRunning)),
+                outcomes.message("cancel-running-again", tree(cancelRunning)),
+                outcomes.message("cancel-unknown", tree(cancelled(unknown))),
+                outcomes.message("cancel-completed", tree(cancelled(completed))),
+                outcomes.message("seen", tree(seenBefore))));
+
+        VertxContextSupport.subscribeAndAwait(() -> consumer.onJobEvents(batch));
+
+        assertThat(outcomes.acked).hasSize(7);
+        assertThat(outcomes.nacked).isEmpty();
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", pending.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", running.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", running.toString())).isZero();
+        assertThat(db.queryLong("select coalesce(sum(used_milli), 0) from gpu_booking where node = ?", node))
+                .as("the bookings follow the allocations").isZero();
+        assertThat(db.queryLong("select count(*) from job_preemption where job_id = ?::uuid", running.toString())).isZero();
+        assertThat(db.queryString("select outcome from job_migration where job_id = ?::uuid", running.toString())).isEqualTo("abandoned");
+        for (UUID job : List.of(pending, running, unknown)) {
+            assertThat(db.queryString("select how from ended_job where job_id = ?::uuid", job.toString())).as(job.toString()).isEqualTo("cancelled");
+        }
+        assertThat(db.queryString("select how from ended_job where job_id = ?::uuid", completed.toString()))
+                .as("the first end is kept").isEqualTo("placements.completed");
+        assertThat(db.queryLong("select count(*) from ended_job where job_id = ?::uuid", seenJob.toString()))
+                .as("an event seen before changes nothing").isZero();
+        // the running job's end, once, with its reason; nothing for the others
+        assertThat(db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_COMPLETED, running.toString())).isEqualTo(1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_COMPLETED, running.toString())).contains("\"reason\":\"cancelled\"").contains("\"queue\":\"normal\"");
+        for (UUID job : List.of(pending, unknown, completed)) {
+            assertThat(db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?",
+                    Subjects.PLACEMENTS_COMPLETED, job.toString())).isZero();
+        }
+        // the run's tombstones written by one statement of the batch's transaction
+        assertThat(db.queryLong("select count(distinct xmin::text) from ended_job where job_id in (?::uuid, ?::uuid, ?::uuid)",
+                pending.toString(), running.toString(), unknown.toString())).isEqualTo(1);
+    }
+
     @Test
     void anEventThatCannotBeAppliedIsNackedAloneAndTheOthersCommit() throws Throwable {
         UUID[] jobs = {UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()};

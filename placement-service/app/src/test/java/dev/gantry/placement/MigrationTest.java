@@ -95,6 +95,7 @@ class MigrationTest {
 
     @BeforeEach
     void nodes() throws Exception {
+        DisruptionBudgetReset.forgetEarlierMoves(db);
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (String name : NODES) {
                 nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));

@@ -379,9 +379,13 @@ public class KubernetesActuator implements ClusterActuator {
     }
 
     private static Binding binding(String ns, String podName, TaskBinding task) {
+        Map<String, String> annotations = new LinkedHashMap<>(); // the API server copies these onto the pod
+        annotations.put(ANNOTATION_GPU_INDICES, indices(task.gpus()));
+        if (!task.migDevices().isEmpty()) { // a user's pod learns which MIG devices Gantry counted it on
+            annotations.put(ANNOTATION_MIG_DEVICES, String.join(",", task.migDevices()));
+        }
         return new BindingBuilder()
-                .withNewMetadata().withName(podName).withNamespace(ns)
-                .addToAnnotations(ANNOTATION_GPU_INDICES, indices(task.gpus())) // the API server copies these onto the pod
+                .withNewMetadata().withName(podName).withNamespace(ns).withAnnotations(annotations)
                 .endMetadata()
                 .withNewTarget().withApiVersion("v1").withKind("Node").withName(task.node()).endTarget()
                 .build();

@@ -1,6 +1,7 @@
 package dev.gantry.placement.kubernetes;
 
 import dev.gantry.contracts.jobs.JobQueued;
+import dev.gantry.contracts.resources.MigProfile;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -74,17 +75,18 @@ public final class PodGangs {
         pods.sort(Comparator.comparing(p -> p.getMetadata().getName()));
         Map<String, String> labels = pods.get(0).getMetadata().getLabels();
         // pods of one shape form one task group, in the order the shapes first appear
-        Map<List<Long>, List<Pod>> byShape = new LinkedHashMap<>();
+        Map<Shape, List<Pod>> byShape = new LinkedHashMap<>();
         for (Pod p : pods) {
-            byShape.computeIfAbsent(List.of((long) gpus(p), cpuMillis(p), memoryMiB(p)), k -> new ArrayList<>()).add(p);
+            byShape.computeIfAbsent(shape(p), k -> new ArrayList<>()).add(p);
         }
         List<JobQueued.TaskGroup> groups = new ArrayList<>();
         Map<String, String> podByTask = new LinkedHashMap<>();
         int g = 0;
-        for (Map.Entry<List<Long>, List<Pod>> e : byShape.entrySet()) {
+        for (Map.Entry<Shape, List<Pod>> e : byShape.entrySet()) {
             String group = "pod" + (byShape.size() == 1 ? "" : String.valueOf(g++));
-            List<Long> shape = e.getKey();
-            groups.add(new JobQueued.TaskGroup(group, e.getValue().size(), shape.get(0).intValue(), null, shape.get(1), shape.get(2)));
+            Shape shape = e.getKey();
+            groups.add(new JobQueued.TaskGroup(group, e.getValue().size(), shape.devices(), null, shape.cpuMillis(), shape.memoryMiB(),
+                    null, null, null, null, shape.migProfile()));
             for (int i = 0; i < e.getValue().size(); i++) {
                 podByTask.put(group + "-" + i, e.getValue().get(i).getMetadata().getName());
             }
@@ -117,6 +119,46 @@ public final class PodGangs {
         } catch (NumberFormatException e) {
             return fallback;
         }
+    }
+
+    /** What one pod asks for: whole GPUs, or MIG devices of one profile ({@code migProfile} not null), CPU and memory. */
+    record Shape(int devices, String migProfile, long cpuMillis, long memoryMiB) {
+    }
+
+    /**
+     * The pod's shape. MIG devices are asked for as NVIDIA's device plugin (mixed strategy) names them,
+     * {@code nvidia.com/mig-<profile>} limits; they are the pod's devices instead of whole GPUs. A pod asking
+     * for what one task group cannot say (MIG devices of two profiles, or MIG devices and whole GPUs, or a
+     * {@code nvidia.com/mig-} resource that names no profile) keeps what it asked for in {@code migProfile},
+     * which is then no valid profile: admission refuses the gang, saying what was asked, rather than it being
+     * placed as something else (as a pod without GPUs, say).
+     */
+    static Shape shape(Pod pod) {
+        int gpus = gpus(pod);
+        java.util.SortedSet<String> migResources = new java.util.TreeSet<>();
+        for (Container c : pod.getSpec().getContainers()) {
+            if (c.getResources() != null) {
+                for (Map<String, Quantity> m : java.util.Arrays.asList(c.getResources().getLimits(), c.getResources().getRequests())) {
+                    if (m != null) {
+                        m.keySet().stream().filter(r -> r.startsWith(MigProfile.RESOURCE_PREFIX)).forEach(migResources::add);
+                    }
+                }
+            }
+        }
+        if (migResources.isEmpty()) {
+            return new Shape(gpus, null, cpuMillis(pod), memoryMiB(pod));
+        }
+        String resource = migResources.first();
+        String profile = MigProfile.ofResource(resource);
+        if (migResources.size() > 1 || gpus > 0 || profile == null) {
+            List<String> asked = new ArrayList<>(migResources);
+            if (gpus > 0) {
+                asked.addFirst(KubernetesActuator.GPU_RESOURCE);
+            }
+            profile = "one pod asks for " + String.join(" and ", asked); // no valid profile: admission refuses, quoting it
+        }
+        // an extended resource's request, when given, equals its limit
+        return new Shape((int) sum(pod, resource, false, BigDecimal.ONE), profile, cpuMillis(pod), memoryMiB(pod));
     }
 
     /** Whole GPUs the pod asks for: its containers' {@code nvidia.com/gpu} limits. */

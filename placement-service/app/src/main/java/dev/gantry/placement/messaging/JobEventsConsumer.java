@@ -54,11 +54,13 @@ public class JobEventsConsumer {
     private final Counter duplicates;
     private final EventBatches batches;
     private final QueuedJobsStore store;
+    private final CancelledJobsStore cancellations;
 
-    public JobEventsConsumer(ProcessedEvents processed, EventBatches batches, QueuedJobsStore store, StandaloneExecutor executor,
-            WindowLoop windows, MeterRegistry registry) {
+    public JobEventsConsumer(ProcessedEvents processed, EventBatches batches, QueuedJobsStore store, CancelledJobsStore cancellations,
+            StandaloneExecutor executor, WindowLoop windows, MeterRegistry registry) {
         this.batches = batches;
         this.store = store;
+        this.cancellations = cancellations;
         this.windows = windows;
         this.processed = processed;
         this.executor = executor;
@@ -83,12 +85,59 @@ public class JobEventsConsumer {
 
     /**
      * A batch in its transaction: each run of plain {@code jobs.queued} events (the bulk of a burst) is
-     * stored by one statement ({@link QueuedJobsStore}); every other event (a cancellation, a pod
-     * gang's job, one that does not decode) is applied on its own between the runs, so the batch's
-     * order is kept. The effect is that of {@link #onJobEvent} on each event in turn.
+     * stored by one statement ({@link QueuedJobsStore}), each run of cancellations that need nothing
+     * done on a cluster by two ({@link CancelledJobsStore}); every other event (a pod gang's job, a
+     * cancellation whose pods must be stopped, one that does not decode) is applied on its own between
+     * the runs, so the batch's order is kept. The effect is that of {@link #onJobEvent} on each event in turn.
      */
     Uni<Void> onJobEventsTogether(List<JsonNode> events) {
-        return EventBatches.inRuns(events, event -> Optional.ofNullable(plainQueued(event)), this::storeRun, this::onJobEvent);
+        return EventBatches.inRuns(events, event -> Optional.ofNullable(runMember(event)), this::applyRuns, this::onJobEvent);
+    }
+
+    /** A queued or cancelled event a set-based store can take, or null. */
+    private Object runMember(JsonNode event) {
+        Object queued = plainQueued(event);
+        return queued != null ? queued : executor.stopsPods() ? null : plainCancelled(event);
+    }
+
+    /** Consecutive events a set-based store takes: each stretch of one kind to its store, in order. */
+    private Uni<Void> applyRuns(List<Object> members) {
+        Uni<Void> chain = Uni.createFrom().voidItem();
+        int from = 0;
+        for (int i = 1; i <= members.size(); i++) {
+            if (i == members.size() || members.get(i).getClass() != members.get(from).getClass()) {
+                List<Object> stretch = members.subList(from, i);
+                chain = chain.chain(() -> stretch.getFirst() instanceof QueuedJobsStore.Queued
+                        ? storeRun(stretch.stream().map(QueuedJobsStore.Queued.class::cast).toList())
+                        : cancelRun(stretch.stream().map(CancelledJobsStore.Cancelled.class::cast).toList()));
+                from = i;
+            }
+        }
+        return chain;
+    }
+
+    private Uni<Void> cancelRun(List<CancelledJobsStore.Cancelled> run) {
+        return cancellations.cancelAll(run).invoke(outcome -> {
+            applied.increment(outcome.fresh());
+            duplicates.increment(run.size() - outcome.fresh());
+            outcome.wasPending().forEach(job -> LOG.infof("job %s cancelled (was pending)", job));
+            outcome.wasRunning().forEach(job -> LOG.infof("job %s cancelled (was running)", job));
+        }).replaceWithVoid();
+    }
+
+    /** A {@code jobs.cancelled} with a job id, or null. */
+    private static CancelledJobsStore.Cancelled plainCancelled(JsonNode event) {
+        if (!Subjects.JOBS_CANCELLED.equals(event.path("type").asText(""))) {
+            return null;
+        }
+        try {
+            EventEnvelope<JobCancelled> envelope = EventCodec.decode(event, JobCancelled.class);
+            JobCancelled cancelled = envelope.payload();
+            return cancelled == null || cancelled.jobId() == null || envelope.eventId() == null ? null
+                    : new CancelledJobsStore.Cancelled(envelope.eventId(), cancelled.jobId());
+        } catch (MalformedEventException e) {
+            return null;
+        }
     }
 
     private Uni<Void> storeRun(List<QueuedJobsStore.Queued> run) {

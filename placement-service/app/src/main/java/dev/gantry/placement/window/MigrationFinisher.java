@@ -90,8 +90,8 @@ public class MigrationFinisher {
             Allocation a = MoveTargets.hold(job.jobId, t);
             a.allocatedAt = now;
             rows.add(a);
-            tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli()));
-            bound.add(new PlacementBound.BoundTask(t.task(), t.node(), t.gpus(), t.gpuMilli()));
+            tasks.add(new ClusterActuator.TaskBinding(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migProfile(), t.migDevices()));
+            bound.add(new PlacementBound.BoundTask(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migDevices()));
         }
         // the simulated run did not progress while it stopped: what was left of it is left after the move
         Instant stoppedAt = log != null ? log.startedAt : now;
@@ -134,6 +134,7 @@ public class MigrationFinisher {
     }
 
     private static Placement placement(UUID jobId, List<MoveTargets.Target> targets) {
-        return new Placement(jobId.toString(), targets.stream().map(t -> new TaskPlacement(t.task(), t.node(), t.gpus(), t.gpuMilli())).toList());
+        return new Placement(jobId.toString(), targets.stream()
+                .map(t -> new TaskPlacement(t.task(), t.node(), t.gpus(), t.gpuMilli(), t.migDevices())).toList());
     }
 }

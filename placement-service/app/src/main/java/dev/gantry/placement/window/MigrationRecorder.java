@@ -99,7 +99,7 @@ public class MigrationRecorder {
                                                 }
                                                 spent = spent.plus(job.queue);
                                                 m.tasks().forEach(t -> held.add(MoveTargets.hold(jobId, new MoveTargets.Target(t.task(), t.node(),
-                                                        t.gpus(), t.gpuMilli(), 0, 0)))); // the plan's later moves keep off them
+                                                        t.gpus(), t.gpuMilli(), 0, 0, null, t.migDevices())))); // the plan's later moves keep off them
                                                 moving.add(job);
                                             }
                                             PlanWrites writes = new PlanWrites();
@@ -134,9 +134,35 @@ public class MigrationRecorder {
         if (!own.equals(moving)) {
             return "moves tasks " + moving + " but holds " + own;
         }
+        String shape = shapeChange(job.jobId, m, held);
+        if (shape != null) {
+            return shape;
+        }
         // its old GPUs count too: it holds them until it has stopped
         String conflict = PlanRecorder.conflict(new Placement(m.job(), m.tasks()), held);
         return conflict == null ? null : "cannot move there: " + conflict;
+    }
+
+    /**
+     * A move keeps each task's devices as they are, only elsewhere: as many whole GPUs, or as many MIG devices (of
+     * its profile: the engine moves a MIG task only to devices of its profile, PlanValidator checks it against the
+     * nodes). Why a task's move changes that, or null.
+     */
+    static String shapeChange(UUID jobId, Migration m, List<Allocation> held) {
+        for (TaskPlacement t : m.tasks()) {
+            Allocation old = held.stream().filter(a -> a.jobId.equals(jobId) && a.task.equals(t.task())).findFirst().orElse(null);
+            int oldMig = old == null || old.migDevices == null ? 0 : old.migDevices.length;
+            int oldGpus = old == null ? 0 : old.gpuIndices.length;
+            if (old != null && (oldMig != t.migDevices().size() || oldGpus != t.gpus().size())) {
+                return "would move task " + t.task() + " from " + describe(oldGpus, oldMig, old.migProfile) + " to "
+                        + describe(t.gpus().size(), t.migDevices().size(), old.migProfile);
+            }
+        }
+        return null;
+    }
+
+    private static String describe(int gpus, int migDevices, String profile) {
+        return migDevices > 0 ? migDevices + " MIG devices " + profile + (gpus > 0 ? " and " + gpus + " GPUs" : "") : gpus + " GPUs";
     }
 
     /** The rows and the event of one move. */
@@ -149,7 +175,7 @@ public class MigrationRecorder {
         for (TaskPlacement t : m.tasks()) {
             Allocation old = byTask.get(t.task());
             MoveTargets.Target target = new MoveTargets.Target(t.task(), t.node(), t.gpus(), t.gpuMilli(),
-                    old == null ? 0 : old.cpuMillis, old == null ? 0 : old.memoryMiB);
+                    old == null ? 0 : old.cpuMillis, old == null ? 0 : old.memoryMiB, old == null ? null : old.migProfile, t.migDevices());
             targets.add(target);
         }
         Duration grace = spec.checkpointGraceSeconds() != null ? Duration.ofSeconds(spec.checkpointGraceSeconds()) : defaultGrace;

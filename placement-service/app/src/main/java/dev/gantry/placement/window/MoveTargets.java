@@ -17,10 +17,16 @@ import java.util.UUID;
  */
 final class MoveTargets {
 
-    /** One task's new place, with what it asks of the node besides GPUs. */
-    record Target(String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB) {
+    /**
+     * One task's new place, with what it asks of the node besides GPUs; a task on MIG devices goes to
+     * {@code migDevices} of its {@code migProfile} (targets stored before MIG moves have neither: whole GPUs).
+     */
+    record Target(String task, String node, List<Integer> gpus, Integer gpuMilli, long cpuMillis, long memoryMiB, String migProfile,
+            List<String> migDevices) {
         Target {
             gpus = gpus == null ? List.of() : List.copyOf(gpus);
+            migDevices = migDevices == null ? List.of() : List.copyOf(migDevices);
+            migProfile = migDevices.isEmpty() ? null : migProfile;
         }
     }
 
@@ -77,6 +83,8 @@ final class MoveTargets {
         a.node = t.node();
         a.gpuIndices = t.gpus().stream().mapToInt(Integer::intValue).toArray();
         a.gpuMilli = t.gpuMilli();
+        a.migProfile = t.migProfile();
+        a.migDevices = t.migDevices().toArray(String[]::new);
         a.cpuMillis = t.cpuMillis();
         a.memoryMiB = t.memoryMiB();
         return a;

@@ -91,11 +91,10 @@ public final class ScenarioBuilder {
 
         /**
          * Whether the engine may move it: allowed by the budget, asked for by its spec, not moving already. A job on
-         * MIG devices is never moved (moves are recorded for GPU indices only).
+         * MIG devices moves to free devices of its profile ({@code MoveTargets} keep them).
          */
         boolean migratable() {
-            return movable && spec != null && spec.migratable() && spec.checkpointable() && !moving()
-                    && spec.taskGroups().stream().noneMatch(g -> g.migProfile() != null);
+            return movable && spec != null && spec.migratable() && spec.checkpointable() && !moving();
         }
     }
 

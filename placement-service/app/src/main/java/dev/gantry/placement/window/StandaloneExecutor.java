@@ -92,6 +92,11 @@ public class StandaloneExecutor {
                 .replaceWithVoid();
     }
 
+    /** Whether ending a job stops pods on a cluster (kubernetes mode): then a release cannot be done by SQL alone. */
+    public boolean stopsPods() {
+        return cluster.acts();
+    }
+
     /**
      * Releases what a running job holds and appends {@code placements.completed} with the reason.
      * Call inside a transaction. False (and nothing changes) when the job is not running.

@@ -226,7 +226,8 @@ public class StateCache {
         // protectedUntil: a job placed again after a preemption is not preempted again for a while;
         // a moving job holds the GPUs it goes to as well (the budget marks who may move: DisruptionBudget)
         List<ScenarioBuilder.Held> targets = MoveTargets.of(r.migrationTargets).stream()
-                .map(t -> new ScenarioBuilder.Held(r.jobId, t.task(), t.node(), t.gpus(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB()))
+                .map(t -> new ScenarioBuilder.Held(r.jobId, t.task(), t.node(), t.gpus(), t.gpuMilli(), t.cpuMillis(), t.memoryMiB(),
+                        t.migProfile(), t.migDevices()))
                 .toList();
         return new Running(new ScenarioBuilder.Placed(r.jobId, r.queue, spec, r.boundAt, r.protectedUntil, r.lastMigratedAt, targets,
                 false), r.spec);

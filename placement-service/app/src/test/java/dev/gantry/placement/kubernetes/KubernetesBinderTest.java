@@ -389,6 +389,111 @@ class KubernetesBinderTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1);
     }
 
+    /** A node whose one GPU is in MIG mode, cut (device plugin, mixed strategy) into {@code n} devices of {@code profile}. */
+    private static NodeInfo migNode(String name, String profile, int n) {
+        List<NodeInfo.MigDevice> devices = new ArrayList<>();
+        for (int d = 0; d < n; d++) {
+            devices.add(new NodeInfo.MigDevice(name + "-mig-" + profile + "-" + d, 0, profile, null));
+        }
+        return new NodeInfo(name, MODEL, 1, List.of(), List.of(), false, 64_000, 512_000,
+                new NodeInfo.Topology("z1", "s1", "leaf-m"), null, Map.of(), List.of(TAINT), true, NodeInfo.Health.READY, 81_920,
+                new NodeInfo.Mig("mixed", Map.of(profile, n), devices), 0, false, Instant.now());
+    }
+
+    /** A user's pod asking NVIDIA's device plugin for MIG devices: {@code resource: count}, e.g. nvidia.com/mig-1g.10gb: 1. */
+    private static Pod userMigPod(String label, int i, int minAvailable, Map<String, String> gpuLimits) {
+        PodBuilder pod = new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
+                .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", String.valueOf(minAvailable))
+                .addToLabels("gantry.dev/queue", "k8s-test")
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry")
+                .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
+                .addNewContainer().withName("main").withImage("pytorch:2").withNewResources()
+                .addToRequests("cpu", new Quantity("500m")).endResources().endContainer()
+                .endSpec();
+        gpuLimits.forEach((resource, count) -> pod.editSpec().editFirstContainer().editResources()
+                .addToLimits(resource, new Quantity(count)).endResources().endContainer().endSpec());
+        return pod.build();
+    }
+
+    @Test
+    void aUsersPodAskingForMigDevicesIsBoundToAFreeDeviceOfItsProfileAndNeverElsewhere() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String small = "k8s-mig-1g-" + tag; // two 1g.10gb devices
+        String big = "k8s-mig-3g-" + tag; // two 3g.40gb devices: free, but not of the profile asked for
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, small, new NodeChanged(System.nanoTime(), migNode(small, "1g.10gb", 2))));
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, big, new NodeChanged(System.nanoTime(), migNode(big, "3g.40gb", 2))));
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name in (?, ?) and not removed",
+                    small, big) == 2);
+            String label = "user-mig-" + tag;
+            for (int i = 0; i < 2; i++) {
+                driver.pods().inNamespace(NS).resource(userMigPod(label, i, 2, Map.of("nvidia.com/mig-1g.10gb", "1"))).create();
+            }
+            PodGangFormed formed = formedGang(label);
+            assertThat(formed.spec().taskGroups()).singleElement().satisfies(g -> {
+                assertThat(g.migProfile()).isEqualTo("1g.10gb");
+                assertThat(g.gpusPerReplica()).as("MIG devices per pod").isEqualTo(1);
+                assertThat(g.replicas()).isEqualTo(2);
+            });
+            UUID jobId = admit(label);
+            await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
+            assertThat(db.queryString("select string_agg(distinct node, ',') from allocation where job_id = ?::uuid", jobId.toString()))
+                    .as("the only node with devices of the profile").isEqualTo(small);
+            assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid and mig_profile = '1g.10gb' "
+                    + "and cardinality(mig_devices) = 1 and cardinality(gpu_indices) = 0", jobId.toString())).isEqualTo(2);
+            for (int i = 0; i < 2; i++) { // each pod's Binding names its node and carries the device Gantry chose for it
+                String task = db.queryString("select task from allocation where job_id = ?::uuid and task = ?", jobId.toString(), "pod-" + i);
+                String device = db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid and task = ?",
+                        jobId.toString(), task);
+                Binding binding = driver.bindings().inNamespace(NS).withName(label + "-" + i).get();
+                assertThat(binding.getTarget().getName()).isEqualTo(small);
+                assertThat(binding.getMetadata().getAnnotations()).containsEntry(KubernetesActuator.ANNOTATION_MIG_DEVICES, device);
+                assertThat(device).startsWith(small + "-mig-1g.10gb-");
+            }
+            assertThat(db.queryLong("select count(distinct d) from allocation, unnest(mig_devices) d where job_id = ?::uuid",
+                    jobId.toString())).as("two devices, not one twice").isEqualTo(2);
+
+            // the node's 1g.10gb devices are taken: one more such pod waits, though whole GPUs and 3g.40gb devices are free
+            String late = "user-mig-late-" + tag;
+            driver.pods().inNamespace(NS).resource(userMigPod(late, 0, 1, Map.of("nvidia.com/mig-1g.10gb", "1"))).create();
+            UUID lateId = admit(late);
+            await().atMost(Duration.ofSeconds(20)).until(() ->
+                    db.queryLong("select count(*) from pending_job where job_id = ?::uuid", lateId.toString()) == 1);
+            await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).until(() ->
+                    db.queryLong("select count(*) from allocation where job_id = ?::uuid", lateId.toString()) == 0);
+            assertThat(driver.bindings().inNamespace(NS).withName(late + "-0").get()).isNull();
+
+            for (Pod pod : podsOf(label)) { // the first gang ends: its devices go back, and the waiting pod gets one
+                driver.pods().inNamespace(NS).resource(new PodBuilder(pod).editSpec().withNodeName(small).endSpec()
+                        .withStatus(new PodStatusBuilder().withPhase("Succeeded").build()).build()).update();
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, lateId) == 1 && launched(lateId));
+            assertThat(db.queryString("select node from allocation where job_id = ?::uuid", lateId.toString())).isEqualTo(small);
+            assertThat(driver.bindings().inNamespace(NS).withName(late + "-0").get().getMetadata().getAnnotations())
+                    .containsKey(KubernetesActuator.ANNOTATION_MIG_DEVICES);
+        } finally {
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                for (String n : List.of(small, big)) {
+                    nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, n, new dev.gantry.contracts.nodes.NodeRemoved(System.nanoTime(), n)));
+                }
+            }
+        }
+    }
+
+    @Test
+    void aUsersPodAskingForWholeGpusAndMigDevicesIsRefusedNotPlacedAsSomethingElse() throws Exception {
+        String label = "user-mixed-" + UUID.randomUUID().toString().substring(0, 6);
+        driver.pods().inNamespace(NS).resource(userMigPod(label, 0, 1,
+                Map.of("nvidia.com/gpu", "1", "nvidia.com/mig-1g.10gb", "1"))).create();
+        JobQueued.TaskGroup group = formedGang(label).spec().taskGroups().getFirst();
+        assertThat(group.migProfile()).as("what was asked, which admission refuses as no MIG profile")
+                .contains("nvidia.com/gpu").contains("nvidia.com/mig-1g.10gb");
+        assertThat(dev.gantry.contracts.resources.MigProfile.valid(group.migProfile())).isFalse();
+    }
+
     @Test
     void aCheckpointableVictimIsEvictedWithItsGracePeriodThenRequeued() throws Exception {
         UUID victim = UUID.randomUUID();

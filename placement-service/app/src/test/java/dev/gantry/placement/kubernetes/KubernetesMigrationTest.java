@@ -11,6 +11,7 @@ import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
 import dev.gantry.placement.cluster.Leadership;
+import dev.gantry.placement.DisruptionBudgetReset;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
 import io.fabric8.kubernetes.api.model.Binding;
@@ -85,8 +86,104 @@ class KubernetesMigrationTest {
                 null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true, migratable, 600L, 1, migratable);
     }
 
+    /** One GPU in MIG mode as two 1g.10gb devices ({@code <node>-1g-0}, {@code <node>-1g-1}), as the device plugin's mixed strategy shows it. */
+    private static NodeInfo migNode(String name) {
+        List<NodeInfo.MigDevice> devices = List.of(new NodeInfo.MigDevice(name + "-1g-0", 0, "1g.10gb", null),
+                new NodeInfo.MigDevice(name + "-1g-1", 0, "1g.10gb", null));
+        return new NodeInfo(name, MODEL, 1, List.of(), List.of(), false, 64_000, 512_000, new NodeInfo.Topology("z1", "s1", "leaf-km"),
+                null, Map.of(), List.of(TAINT), true, NodeInfo.Health.READY, 81_920, new NodeInfo.Mig("mixed", Map.of("1g.10gb", 2), devices),
+                0, false, Instant.now());
+    }
+
+    private static JobQueued migSpec(UUID jobId, int devices, boolean migratable) {
+        return new JobQueued(jobId, "mig-" + jobId.toString().substring(0, 6), "k8s-migration", "kim", 0, Instant.now().minusSeconds(7200),
+                null, List.of(new JobQueued.TaskGroup("worker", 1, devices, null, 1000, 1000, "server:2", null, null, null, "1g.10gb")),
+                List.of(MODEL), null, null, false, Map.of(), List.of(new JobQueued.Toleration(TAINT.key(), TAINT.value())), true, migratable,
+                600L, 1, migratable);
+    }
+
+    /** A job on one 1g.10gb MIG device of {@code node}, recorded as placed an hour ago, its pod not made yet (the sweep launches it). */
+    private UUID runningOnMig(String node, String device, boolean migratable) {
+        UUID jobId = UUID.randomUUID();
+        started.add(jobId);
+        db.execute("""
+                with running as (
+                    insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
+                    values (?::uuid, 'k8s-migration', 0, ?, now() - interval '2 hours', now() - interval '1 hour', '9999-12-31')),
+                allocated as (
+                    insert into allocation (job_id, task, node, gpu_indices, mig_profile, mig_devices, allocated_at, cpu_millis, memory_mib)
+                    values (?::uuid, 'worker-0', ?, '{}', '1g.10gb', ?::text[], now() - interval '1 hour', 1000, 1000))
+                insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
+                values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 hour', null)
+                """, jobId.toString(), EventCodec.toJson(migSpec(jobId, 1, migratable)), jobId.toString(), node, "{" + device + "}",
+                jobId.toString(), NS, jobId.toString());
+        return jobId;
+    }
+
+    private String migDevicesOf(UUID jobId) {
+        return db.queryString("select string_agg(d, ',' order by d) from allocation, unnest(mig_devices) d where job_id = ?::uuid",
+                jobId.toString());
+    }
+
+    @Test
+    void aJobOnAMigDeviceIsMovedToAFreeDeviceOfItsProfileToMakeRoomForTwo() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 4);
+        String a = "k8s-mig-a-" + tag;
+        String b = "k8s-mig-b-" + tag;
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (String name : List.of(a, b)) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), migNode(name))));
+            }
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name in (?, ?) and not removed",
+                    a, b) == 2);
+            // one device taken on each node: a pod asking for two devices fits on neither until one of them moves
+            UUID movable = runningOnMig(a, a + "-1g-0", true);
+            UUID pinned = runningOnMig(b, b + "-1g-0", false);
+            watcher.sweepSoon();
+            await().atMost(Duration.ofSeconds(30)).until(() -> launched(movable, 1) && launched(pinned, 1));
+            String firstPod = podsOf(movable).getFirst().getMetadata().getName();
+
+            UUID pair = UUID.randomUUID();
+            started.add(pair);
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, pair.toString(), migSpec(pair, 2, false)));
+            }
+            await().atMost(Duration.ofSeconds(40)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, pair) == 1 && launched(pair, 1));
+            assertThat(outbox(Subjects.PLACEMENTS_MIGRATED, movable)).as("stopping, then moved").isEqualTo(2);
+            assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ? and envelope like '%moved%'",
+                    Subjects.PLACEMENTS_MIGRATED, movable.toString())).contains(b + "-1g-1");
+            assertThat(evicted(firstPod)).as("its pod was evicted with its grace").isTrue();
+            await().atMost(Duration.ofSeconds(20)).until(() -> launched(movable, 2));
+            assertThat(nodeOf(movable)).isEqualTo(b);
+            assertThat(migDevicesOf(movable)).as("the free device of its profile on the other node").isEqualTo(b + "-1g-1");
+            assertThat(db.queryString("select mig_profile from allocation where job_id = ?::uuid", movable.toString())).isEqualTo("1g.10gb");
+            Pod moved = podsOf(movable).stream()
+                    .filter(p -> "2".equals(p.getMetadata().getLabels().get(KubernetesActuator.LABEL_ATTEMPT))).findFirst().orElseThrow();
+            assertThat(moved.getSpec().getContainers().getFirst().getResources().getLimits())
+                    .containsEntry("nvidia.com/mig-1g.10gb", new io.fabric8.kubernetes.api.model.Quantity("1"))
+                    .doesNotContainKey("nvidia.com/gpu");
+            assertThat(moved.getMetadata().getAnnotations()).containsEntry(KubernetesActuator.ANNOTATION_MIG_DEVICES, b + "-1g-1");
+            assertThat(driver.bindings().inNamespace(NS).withName(moved.getMetadata().getName()).get().getTarget().getName()).isEqualTo(b);
+
+            assertThat(nodeOf(pair)).isEqualTo(a);
+            assertThat(migDevicesOf(pair)).isEqualTo(a + "-1g-0," + a + "-1g-1");
+            assertThat(nodeOf(pinned)).isEqualTo(b);
+            assertThat(migDevicesOf(pinned)).isEqualTo(b + "-1g-0");
+        } finally {
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                for (String name : List.of(a, b)) {
+                    nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, name,
+                            new dev.gantry.contracts.nodes.NodeRemoved(System.nanoTime(), name)));
+                }
+            }
+        }
+    }
+
     @BeforeEach
     void setUp() throws Exception {
+        DisruptionBudgetReset.forgetEarlierMoves(db);
         driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
                 .withUserAgent(TEST_AGENT).build()).build();
         try (TestNats nats = TestNats.connect(natsUrl)) {

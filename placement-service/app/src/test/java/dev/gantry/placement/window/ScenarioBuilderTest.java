@@ -52,7 +52,7 @@ class ScenarioBuilderTest {
         assertThat(plan.unplaced()).extracting(u -> u.job()).containsExactly(big.toString());
     }
     @Test
-    void migDevicesOfNodesTasksAndRequestsBecomeTheEnginesAndAMigJobIsNeverMoved() {
+    void migDevicesOfNodesTasksAndRequestsBecomeTheEnginesAndAMigJobMayMoveToDevicesOfItsProfile() {
         NodeInfo.Mig mig = new NodeInfo.Mig("mixed", Map.of("1g.10gb", 2, "2g.20gb", 1), List.of(new NodeInfo.MigDevice("MIG-a", 1, "1g.10gb", null),
                 new NodeInfo.MigDevice("MIG-b", 1, "1g.10gb", null), new NodeInfo.MigDevice("MIG-c", 1, "2g.20gb", "gpu-1-mig-2g20gb-14-2")));
         NodeInfo node = new NodeInfo("n1", "A100", 2, List.of(), List.of(), false, 0, 0, null, null, Map.of(), List.of(), true,
@@ -73,12 +73,25 @@ class ScenarioBuilderTest {
         assertThat(scenario.nodes().getFirst().migDevices()).extracting(d -> d.id() + "@" + d.gpu() + ":" + d.profile())
                 .containsExactly("MIG-a@1:1g.10gb", "MIG-b@1:1g.10gb", "MIG-c@1:2g.20gb");
         assertThat(scenario.running().getFirst().tasks().getFirst().migDevices()).containsExactly("MIG-a");
-        assertThat(scenario.running().getFirst().migratable()).as("moves are recorded for GPU indices only").isFalse();
+        assertThat(scenario.running().getFirst().migratable()).as("its spec asks and the budget allows: a move keeps its profile").isTrue();
         assertThat(scenario.pending().getFirst().taskGroups().getFirst().migProfile()).isEqualTo("1g.10gb");
 
         Plan plan = Planners.byName("greedy").plan(scenario);
         assertThat(PlanValidator.validate(scenario, plan)).isEmpty();
         assertThat(plan.placements().getFirst().tasks().getFirst().migDevices()).containsExactly("MIG-b");
+
+        // moving to MIG-b: it holds MIG-a and MIG-b until the move is done, and is not offered another move
+        ScenarioBuilder.Held target = new ScenarioBuilder.Held(running, "nb-0", "n1", List.of(), null, 0, 0, "1g.10gb", List.of("MIG-b"));
+        Scenario moving = ScenarioBuilder.build(Instant.now(), List.of(node),
+                List.of(new ScenarioBuilder.Placed(running, "q", runningSpec, Instant.EPOCH, null, null, List.of(target), true)),
+                List.of(new ScenarioBuilder.Held(running, "nb-0", "n1", List.of(), null, 0, 0, "1g.10gb", List.of("MIG-a"))),
+                List.of(new ScenarioBuilder.Waiting(waiting, waitingSpec)));
+        assertThat(ScenarioValidator.validate(moving)).isEmpty();
+        assertThat(moving.running().getFirst().migratable()).isFalse();
+        assertThat(moving.running().getFirst().tasks()).extracting(t -> t.name() + ":" + t.migDevices())
+                .containsExactlyInAnyOrder("nb-0:[MIG-a]", "nb-0-move-target:[MIG-b]");
+        Plan whileMoving = Planners.byName("greedy").plan(moving);
+        assertThat(whileMoving.placements()).as("both 1g.10gb devices are held").isEmpty();
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.placement.DisruptionBudgetReset;
 import dev.gantry.testing.TestDatabase;
 import dev.gantry.testing.TestNats;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -117,6 +118,7 @@ class ScheduledConsolidationTest {
 
     @BeforeEach
     void nodes() throws Exception {
+        DisruptionBudgetReset.forgetEarlierMoves(db);
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (String name : NODES) {
                 nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, name, new NodeChanged(System.nanoTime(), node(name))));

@@ -462,6 +462,11 @@ public final class ClusterState {
         return picked;
     }
 
+    /** The node's free MIG devices, of any profile, as a mask over its MIG devices (bit k: its k-th). */
+    public long migFreeMask(int node) {
+        return migFree[node];
+    }
+
     /** The free MIG devices of {@code profile} on the node, as a mask over its MIG devices. */
     public long migFree(int node, String profile) {
         String[] profiles = migProfiles[node];

@@ -18,8 +18,9 @@ import java.util.Map;
  * that a gang shape that waited long finds room when it comes again. Each shape, in the order
  * given (the longest waits first), is tried as a stand-in job in a queue of its own: if it fits
  * now there is room already; otherwise the planner places it by moving migratable running jobs
- * (no one is preempted), and the moves that make its room ({@link MovesThatMakeRoom}) are the
- * answer, if there are at most {@code maxMoves} of them. The first shape that gets room that way
+ * (no one is preempted; when the solver finds none, for instance out of time on a loaded machine,
+ * {@link RoomByMoves} looks for them without it), and the moves that make its room
+ * ({@link MovesThatMakeRoom}) are the answer, if there are at most {@code maxMoves} of them. The first shape that gets room that way
  * is the pass's plan: moves only, no placement (the stand-in is not a job). Plain Java; the
  * caller decides when a pass runs and which jobs its budget lets move.
  */
@@ -68,8 +69,13 @@ public final class Consolidation {
             }
             Plan plan = MovesThatMakeRoom.keep(probe, planner.plan(probe, profile));
             if (plan.placements().isEmpty() || plan.migrations().isEmpty()) {
-                found.add(label + ": no moves make room");
-                continue;
+                // the solver out of time returns best fit's plan, which never moves: try the moves that need no solver
+                Plan greedyMoves = planner.movesWork() ? RoomByMoves.find(probe, standIn, maxMoves) : null;
+                if (greedyMoves == null) {
+                    found.add(label + ": no moves make room");
+                    continue;
+                }
+                plan = greedyMoves;
             }
             if (plan.migrations().size() > maxMoves) {
                 found.add(label + ": needs " + plan.migrations().size() + " moves, at most " + maxMoves);

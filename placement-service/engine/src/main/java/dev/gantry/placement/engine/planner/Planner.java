@@ -15,6 +15,14 @@ public interface Planner {
     /** Plans the window; the profile's time limit bounds the call (greedy and fifo ignore it). */
     Plan plan(Scenario scenario, SolverProfile profile);
 
+    /**
+     * Whether its plans may move running work ({@code timefold}): a composition around it then also
+     * looks for moves without it ({@link RoomByMoves}) when its plan has none; greedy and fifo never move.
+     */
+    default boolean movesWork() {
+        return false;
+    }
+
     default Plan plan(Scenario scenario) {
         return plan(scenario, SolverProfile.BALANCED);
     }

@@ -85,6 +85,11 @@ public final class TimefoldPlanner implements Planner {
     }
 
     @Override
+    public boolean movesWork() {
+        return true;
+    }
+
+    @Override
     public Plan plan(Scenario sc, SolverProfile profile) {
         long start = System.nanoTime();
         var weights = SolverConfigs.weights(profile.weightOverrides());

@@ -1,19 +1,17 @@
 package dev.gantry.placement.engine.solver;
 
-import dev.gantry.placement.engine.domain.GpuTopology;
 import dev.gantry.placement.engine.domain.Network;
-import dev.gantry.placement.engine.domain.NetworkLevel;
 import dev.gantry.placement.engine.domain.Node;
 import dev.gantry.placement.engine.domain.PendingJob;
 import dev.gantry.placement.engine.domain.Queue;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
-import dev.gantry.placement.engine.domain.TaskGroup;
 import dev.gantry.placement.engine.packing.Aging;
 import dev.gantry.placement.engine.packing.ClusterState;
 import dev.gantry.placement.engine.packing.FairShares;
 import dev.gantry.placement.engine.packing.GangPacker;
+import dev.gantry.placement.engine.packing.MoveShape;
 import dev.gantry.placement.engine.packing.GreedyPass;
 import dev.gantry.placement.engine.packing.QueueLedger;
 import dev.gantry.placement.engine.packing.Replica;
@@ -297,8 +295,9 @@ public final class OptionGenerator {
         }
         PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY, false));
         if (job.migratable()) {
-            PendingJob shape = migrationShape(job);
-            List<Replica> reps = job.tasks().stream().map(Replica::of).sorted(Replica.BIGGEST_FIRST).toList();
+            MoveShape move = MoveShape.of(sc, job);
+            PendingJob shape = move.shape();
+            List<Replica> reps = move.replicas();
             // lift the job out of greedy's state for a moment instead of copying the whole state
             ClusterState state = greedy.state();
             state.release(job);
@@ -339,26 +338,6 @@ public final class OptionGenerator {
             }
         }
         return java.util.Optional.empty();
-    }
-
-    /**
-     * A running job's requirements for a move, as a synthetic pending job: the same GPU model,
-     * its node selector and tolerations (none: untainted nodes only), and the network scope it has
-     * now (one node stays one node, one leaf stays one leaf).
-     */
-    private PendingJob migrationShape(RunningJob job) {
-        Set<String> nodeNames = new HashSet<>();
-        job.tasks().forEach(t -> nodeNames.add(t.node()));
-        List<Node> nodes = nodeNames.stream().map(n -> sc.nodes().get(greedy.state().indexOf(n))).toList();
-        NetworkLevel level = nodes.size() == 1 ? NetworkLevel.NODE
-                : PlanValidator.networkOk(NetworkLevel.LEAF, nodes) ? NetworkLevel.LEAF : NetworkLevel.ANY;
-        String model = nodes.getFirst().gpuModel();
-        boolean sharing = job.tasks().stream().anyMatch(t -> t.gpuMilli() != null);
-        String mig = job.tasks().stream().map(RunningTask::migProfile).filter(java.util.Objects::nonNull).findFirst().orElse(null);
-        TaskGroup marker = new TaskGroup("migrate", 1, 1, 0, 0, sharing ? 1 : null, mig);
-        return new PendingJob(job.name(), job.queue(), job.priority(), 0, List.of(marker), job.tasks().size(),
-                model == null ? List.of() : List.of(model), GpuTopology.ANY, new Network(level, null), false, job.nodeSelector(), job.tolerations(),
-                job.preemptible(), job.checkpointable(), null);
     }
 
     /** Adds the option unless the same placement is already there; returns the one kept. */
