@@ -152,4 +152,45 @@ class StartTimesTest {
         assertThat(one.getString("startForecast")).isNull();
         assertThat(as(token).get(GetJobRequest.newBuilder().setId(id).build()).await().atMost(WAIT).hasStartForecast()).isFalse();
     }
+
+    @Test
+    void eachWatchUpdateOfAWaitingJobCarriesItsForecast() {
+        String token = Tokens.of("sam", "vision");
+        String id = submit(token, "forecast-watched");
+        forecast(id, "2026-12-07T10:16:40Z", "reservation", "reserved: after 1 job ends", RUNNING_JOB);
+
+        java.util.concurrent.CopyOnWriteArrayList<Job> updates = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var watch = as(token).watch(GetJobRequest.newBuilder().setId(id).build()).subscribe().with(updates::add);
+        try {
+            org.awaitility.Awaitility.await().atMost(WAIT).until(() -> !updates.isEmpty());
+            Job first = updates.getFirst();
+            assertThat(first.getState()).isEqualTo("QUEUED");
+            assertThat(first.getEstimatedStartAt()).isEqualTo("2026-12-07T10:16:40Z");
+            assertThat(first.getStartForecast().getBasis()).isEqualTo("reservation");
+            assertThat(first.getStartForecast().getWaitsForList()).as("redacted as Get does: not a job the caller may see").isEmpty();
+            assertThat(first.getStartForecast().getNote()).isEqualTo("reserved: after 1 job ends (and 1 job you cannot see)");
+
+            given().auth().oauth2(token).when().delete("/v1/jobs/" + id).then().statusCode(200);
+            org.awaitility.Awaitility.await().atMost(WAIT).until(() -> updates.getLast().getState().equals("CANCELLED"));
+            assertThat(updates.getLast().hasStartForecast()).as("a job that no longer waits").isFalse();
+            assertThat(updates.getLast().hasEstimatedStartAt()).isFalse();
+        } finally {
+            watch.cancel();
+        }
+    }
+
+    @Test
+    void aStaleForecastSaysWhyForAJobItDoesNotName() {
+        String token = Tokens.of("sam", "vision");
+        String id = submit(token, "forecast-stale");
+        ConsoleServicesStub.startForecasts = """
+                {"computedAt": "2026-12-07T10:00:00Z", "maxJobs": 500, "items": [], "stale": true,
+                 "staleReason": "the last start-time forecast is of 2026-12-07T10:00:00Z, 61 s ago, older than 15 s (3 forecast periods): the leading placement replica has not forecast since"}
+                """;
+        JsonPath one = given().auth().oauth2(token).when().get("/v1/jobs/" + id).then().statusCode(200).extract().jsonPath();
+        assertThat(one.getString("estimatedStartAt")).isNull();
+        assertThat(one.getString("startForecast.basis")).isEqualTo("unknown");
+        assertThat(one.getString("startForecast.note")).startsWith("unknown: the last start-time forecast is of 2026-12-07T10:00:00Z")
+                .endsWith("the leading placement replica has not forecast since");
+    }
 }

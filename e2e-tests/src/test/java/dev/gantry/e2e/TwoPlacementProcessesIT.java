@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class TwoPlacementProcessesIT {
 
     private static final String MODEL = "L4-TWIN";
-    private static final int REPLICA_PORT = 19085;
+    /** Next to the four services (19085 by default), so a run with its own port base does not meet another's replica. */
+    private static final int REPLICA_PORT = RunningGantry.PORT_BASE + 5;
     private static final Pattern FENCED = Pattern.compile("(?m)^gantry_placement_fenced_writes_total(?:\\{[^}]*})? ([0-9.E]+)$");
 
     @Test
@@ -79,16 +80,49 @@ class TwoPlacementProcessesIT {
             assertThat(perJob.get(job)).as("job %s bound exactly once", job).isEqualTo(1);
         }
         assertThat(RunningGantry.process("placement-service@" + REPLICA_PORT).isAlive()).isTrue();
+
+        // every replica answers start forecasts (issue 20): a gang of both nodes waits; the replica leads, plans
+        // and forecasts it; the first process, deposed, never computes one and answers from the database
+        String gang = submit("gang", 2, 8);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> forecastItem(placement, gang) != null);
+        JsonPath fromDeposed = forecasts(placement, gang);
+        assertThat(fromDeposed.getBoolean("stale")).isFalse();
+        assertThat(fromDeposed.getString("computedAt")).isNotNull();
+        Map<String, Object> item = forecastItem(placement, gang);
+        assertThat(item.get("basis")).as("a forecast the leader made: it waits for the 1-GPU jobs").isIn("reservation", "releases", "unknown");
+        assertThat(forecastItem(replica, gang)).as("both processes give the leader's forecast").isNotNull();
+        JsonPath view = given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("tess", "twin"))
+                .when().get("/v1/jobs/" + gang).then().statusCode(200).extract().jsonPath();
+        assertThat(view.getString("startForecast.note")).as("admission asks the first process, which answers")
+                .isNotEqualTo("unknown: placement-service did not answer").isNotEqualTo("unknown: placement has not forecast yet")
+                .doesNotStartWith("unknown: not forecast");
+        given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("tess", "twin"))
+                .when().delete("/v1/jobs/" + gang).then().statusCode(200);
+    }
+
+    private static JsonPath forecasts(String url, String job) {
+        return given().baseUri(url).auth().oauth2(RunningGantry.adminToken()).queryParam("job", job)
+                .when().get("/v1/start-forecasts").then().statusCode(200).extract().jsonPath();
+    }
+
+    /** The forecast item of {@code job} as the process at {@code url} answers, or null. */
+    private static Map<String, Object> forecastItem(String url, String job) {
+        List<Map<String, Object>> items = forecasts(url, job).getList("items");
+        return items == null || items.isEmpty() ? null : items.getFirst();
     }
 
     private static String submit(String name) {
+        return submit(name, 1, 1);
+    }
+
+    private static String submit(String name, int replicas, int gpus) {
         return given().baseUri(RunningGantry.url("admission-service")).auth().oauth2(RunningGantry.token("tess", "twin"))
                 .contentType(ContentType.JSON)
                 .body("""
                         {"name": "twin-%s", "queue": "twin", "priority": 100, "estimatedRuntimeSeconds": 1000000,
                          "gpuModels": ["%s"],
-                         "taskGroups": [{"name": "worker", "replicas": 1, "gpusPerReplica": 1, "cpuMillis": 1000, "memoryMiB": 1000}]}
-                        """.formatted(name, MODEL))
+                         "taskGroups": [{"name": "worker", "replicas": %d, "gpusPerReplica": %d, "cpuMillis": 1000, "memoryMiB": 1000}]}
+                        """.formatted(name, MODEL, replicas, gpus))
                 .when().post("/v1/jobs").then().statusCode(201).extract().path("id");
     }
 

@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,6 +71,33 @@ class SimulateCommandTest {
         assertThat(html).contains("<img", "data:image/png;base64,");
         // self-contained: nothing fetched from elsewhere
         assertThat(html).doesNotContain("<script", "http://", "https://");
+    }
+
+    @Test
+    void reclaimTowardTheFairShareIsTheServicesOption() throws IOException {
+        // team-a fills both 8-GPU nodes for a long time; team-b's 8-GPU job arrives: with the option it reclaims half
+        Path fill = TestClusters.write(dir, "fill.csv", """
+                name,submit,duration,gpus,queue
+                a1,0,100000,8,team-a
+                a2,0,100000,8,team-a
+                b1,10,100,8,team-b
+                """);
+        int[] preemptions = new int[2];
+        for (int on = 0; on < 2; on++) {
+            Path o = dir.resolve("fair-" + on);
+            List<String> args = new java.util.ArrayList<>(List.of("--trace", fill.toString(), "--format", "gantry-csv", "--cluster",
+                    cluster.toString(), "--policies", "timefold", "--window", "10s", "--solver-moves", "2000", "--preemption", "--out",
+                    o.toString(), "--quiet"));
+            if (on == 1) {
+                args.add("--reclaim-toward-fair-share");
+            }
+            assertThat(run(args.toArray(String[]::new))).as(errText()).isZero();
+            JsonNode m = new ObjectMapper().readTree(o.resolve("metrics.json").toFile());
+            assertThat(m.get("run").get("reclaimTowardFairShare").asBoolean()).isEqualTo(on == 1);
+            preemptions[on] = m.get("policies").get(0).get("preemptions").asInt();
+        }
+        assertThat(preemptions[0]).as("off: team-b waits for team-a's jobs to end").isZero();
+        assertThat(preemptions[1]).as("on: team-b reclaims its fair share").isEqualTo(1);
     }
 
     @Test

@@ -32,9 +32,13 @@ public interface PlacementClient {
     record StartForecast(UUID jobId, Instant startAt, String basis, List<UUID> waitsFor, String note) {
     }
 
-    /** The last window's forecasts; {@code computedAt} null: none yet (or not the leading replica). */
+    /**
+     * The leading replica's last forecasts (any replica answers); {@code computedAt} null: none yet;
+     * {@code stale} (with {@code staleReason}): older than three forecast periods, every start unknown
+     * (null from a placement service that does not say).
+     */
     @JsonIgnoreProperties(ignoreUnknown = true)
-    record StartForecastPage(Instant computedAt, int maxJobs, List<StartForecast> items) {
+    record StartForecastPage(Instant computedAt, int maxJobs, List<StartForecast> items, Boolean stale, String staleReason) {
     }
 
     /** The forecasts of {@code jobs} (all when empty). */

@@ -22,8 +22,8 @@ import org.jboss.logging.Logger;
 /**
  * When waiting jobs are expected to start, asked of placement when jobs are read (as inventory
  * asks it which nodes are quarantined): the forecast is placement's judgment of its last window,
- * recomputed every window and kept in its memory, so asking at read time shows the freshest one
- * and nothing here can go stale or outlive a placement restart. Only jobs that wait (QUEUED,
+ * recomputed every window by its leading replica and stored in its database, so any replica
+ * answers, asking at read time shows the freshest one, and placement says when it is stale. Only jobs that wait (QUEUED,
  * PREEMPTED) have one; when placement does not answer in time they show it as unknown, with why.
  * Placement names the jobs a job waits for whoever owns them; a caller sees only those of teams
  * it may see, the others only as a count ("and 2 jobs you cannot see"), as the job views hide them.
@@ -101,6 +101,7 @@ public class StartTimes {
                         PlacementClient.StartForecast f = byJob.get(job);
                         out.put(job, f != null ? new Forecast(f.startAt(), f.basis(), f.waitsFor() == null ? List.of() : f.waitsFor(), f.note())
                                 : page.computedAt() == null ? Forecast.unknown("placement has not forecast yet")
+                                : Boolean.TRUE.equals(page.stale()) && page.staleReason() != null ? Forecast.unknown(page.staleReason())
                                 : Forecast.unknown("not forecast (more than " + page.maxJobs() + " jobs ahead of it in line, or it arrived after the last window)"));
                     }
                     return out;

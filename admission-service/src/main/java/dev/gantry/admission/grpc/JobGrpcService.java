@@ -108,7 +108,9 @@ public class JobGrpcService implements JobService {
         try {
             Caller caller = callers.current();
             UUID id = id(request.getId());
-            return streams.open(caller, () -> admission.watch(id, caller)).map(JobGrpcService::toProto)
+            // each update of a waiting job carries its start-time forecast, asked of placement as Get does
+            return streams.open(caller, () -> admission.watch(id, caller)
+                    .onItem().transformToUniAndConcatenate(job -> startTimes.of(job, caller).map(f -> toProto(job, f))))
                     .onFailure().transform(GrpcErrors::toStatus);
         } catch (RuntimeException e) {
             return Multi.createFrom().failure(GrpcErrors.toStatus(e));

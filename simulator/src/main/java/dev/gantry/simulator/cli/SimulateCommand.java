@@ -41,7 +41,7 @@ import java.util.Set;
 public final class SimulateCommand {
     static final String USAGE = "usage: simulate --trace FILE --format philly|openb|openb-timed|gantry-csv --cluster FILE "
             + "[--policies timefold,greedy,fifo,backfill,las] [--window 60s] [--time-limit 200ms] [--solver-moves N] [--reservations K] [--from T --to T] [--out DIR] "
-            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--quiet] [--migratable 0.5 | 0,0.5 --move-cost 300s --move-weights 1000,100] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
+            + "[--gpu-speeds default|none|MODEL=SPEED,...] [--preemption] [--no-validate] [--no-fast-path] [--no-reservation] [--forecast] [--reclaim-toward-fair-share] [--quiet] [--migratable 0.5 | 0,0.5 --move-cost 300s --move-weights 1000,100] [openb: --seeds 42,43,44 --modes online,batched --batch 64 --migrate]\n"
             + "       simulate make-cluster philly (--nodes N | --trace FILE [--from T --to T] [--load 0.85]) --out FILE\n"
             + "       simulate make-cluster openb --nodes-csv FILE --out FILE\n"
             + "       simulate fgd-table --traces DIR --cluster FILE [--workloads a,b] [--policy timefold] [--mode online|batched] "
@@ -83,7 +83,8 @@ public final class SimulateCommand {
         Args a = new Args(argv, 0,
                 Set.of("--trace", "--format", "--cluster", "--policies", "--window", "--time-limit", "--solver-moves", "--reservations", "--gpu-speeds", "--from", "--to", "--out", "--seeds",
                         "--modes", "--batch", "--migratable", "--move-cost", "--move-weights"),
-                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast"));
+                Set.of("--preemption", "--no-validate", "--quiet", "--migrate", "--no-fast-path", "--no-reservation", "--forecast",
+                        "--reclaim-toward-fair-share"));
         Path trace = existing(a.required("--trace"), "--trace");
         String format = a.required("--format");
         if (!List.of("philly", "openb", "openb-timed", "gantry-csv").contains(format)) {
@@ -106,12 +107,15 @@ public final class SimulateCommand {
         Path outDir = Path.of(a.get("--out", "simulation-out"));
         ClusterFile cluster = ClusterFile.read(clusterPath);
         SolverProfile profile = SolverProfile.FAST.withTimeLimit(limit).withGpuSpeeds(gpuSpeeds(a.get("--gpu-speeds", "default")))
-                .withMoveCost(moveWeights(a.get("--move-weights", "")));
+                .withMoveCost(moveWeights(a.get("--move-weights", "")))
+                // the service's gantry.placement.reclaim.toward-fair-share, in the same profile the service plans with
+                .withReclaimTowardFairShare(a.flag("--reclaim-toward-fair-share"));
         ProgressBar bar = null;
         Map<String, Object> run = new LinkedHashMap<>();
         run.put("trace", trace.toString());
         run.put("format", format);
         run.put("gpuSpeeds", a.get("--gpu-speeds", "default"));
+        run.put("reclaimTowardFairShare", profile.reclaimTowardFairShare());
         run.put("moveWeights", profile.moveCost().toString() + " (score per move, per GPU moved)");
         run.put("cluster", clusterPath + " (" + cluster.nodes().size() + " nodes, " + cluster.gpuMilli() / 1000 + " GPUs)");
         run.put("policies", String.join(",", policies));

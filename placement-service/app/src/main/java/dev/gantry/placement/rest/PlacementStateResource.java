@@ -4,7 +4,7 @@ import dev.gantry.kit.security.GantryRoles;
 import dev.gantry.placement.persistence.Allocation;
 import dev.gantry.placement.persistence.PendingJob;
 import dev.gantry.placement.window.NodeQuarantine;
-import dev.gantry.placement.window.StartForecasts;
+import dev.gantry.placement.window.StartForecastStore;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
@@ -23,36 +23,26 @@ import java.util.UUID;
 public class PlacementStateResource {
 
     private final NodeQuarantine quarantine;
-    private final StartForecasts forecasts;
+    private final StartForecastStore store;
 
-    public PlacementStateResource(NodeQuarantine quarantine, StartForecasts forecasts) {
+    public PlacementStateResource(NodeQuarantine quarantine, StartForecastStore store) {
         this.quarantine = quarantine;
-        this.forecasts = forecasts;
+        this.store = store;
     }
 
     /**
-     * The last window's start-time forecasts. {@code computedAt} null: no window has forecast since this
-     * replica started (or it does not lead); a waiting job without an item is further back in line
-     * than {@code maxJobs}. {@code job} (repeatable) keeps only those jobs.
+     * The leading replica's last start-time forecasts, as stored in the placement database, so every
+     * replica answers. {@code computedAt} null: no window has forecast yet; a waiting job without an
+     * item is further back in line than {@code maxJobs}; {@code stale} (with {@code staleReason}): the
+     * forecast is older than three forecast periods and its jobs' start times are unknown.
+     * {@code job} (repeatable) keeps only those jobs.
      */
-    public record StartForecastPage(Instant computedAt, int maxJobs, List<StartForecasts.Entry> items) {
-    }
-
     @GET
     @Path("/start-forecasts")
     @RolesAllowed({GantryRoles.ADMIN, GantryRoles.SERVICE})
-    public StartForecastPage startForecasts(@QueryParam("job") List<UUID> jobs) {
-        StartForecasts.Snapshot snap = forecasts.current();
-        List<StartForecasts.Entry> items = jobs == null || jobs.isEmpty()
-                ? snap.byJob().values().stream().sorted(BY_START).toList()
-                : jobs.stream().distinct().map(snap.byJob()::get).filter(java.util.Objects::nonNull).toList();
-        return new StartForecastPage(snap.computedAt(), snap.maxJobs(), items);
+    public Uni<StartForecastStore.Page> startForecasts(@QueryParam("job") List<UUID> jobs) {
+        return store.read(jobs, Instant.now());
     }
-
-    /** Soonest first, unknown last. */
-    private static final java.util.Comparator<StartForecasts.Entry> BY_START = java.util.Comparator
-            .comparing(StartForecasts.Entry::startAt, java.util.Comparator.nullsLast(java.util.Comparator.naturalOrder()))
-            .thenComparing(StartForecasts.Entry::jobId);
 
     /** Nodes the last window left out because their state is inconsistent, with why and since when. */
     @GET

@@ -1,5 +1,6 @@
 package dev.gantry.placement.window;
 
+import dev.gantry.placement.cluster.Leadership;
 import dev.gantry.placement.engine.domain.Plan;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.forecast.StartForecast;
@@ -24,8 +25,9 @@ import org.jboss.logging.Logger;
  * on the window's scenario with its plan applied and the reservations' runtime estimates, so the
  * head's forecast is its reservation. Recomputed after a window that planned (off the window's
  * path, one at a time, at most once per {@code min-interval}: a window finding the last one still
- * running, or too recent, leaves it be), kept in memory
- * and served by {@code GET /v1/start-forecasts}; admission asks for it when it shows a job.
+ * running, or too recent, leaves it be), kept in memory and stored in the placement database
+ * ({@link StartForecastStore}), from which every replica serves {@code GET /v1/start-forecasts};
+ * admission asks for it when it shows a job.
  * Bounded: the first {@code max-jobs} jobs in line, {@code horizon} ahead, {@code max-steps}
  * release times; a job further back has no entry (admission says so).
  */
@@ -49,8 +51,12 @@ public class StartForecasts {
     private volatile long lastStartedNanos;
     private final Timer took;
     private volatile Snapshot current;
+    private final StartForecastStore store;
+    private final Leadership leadership;
+    /** When the empty forecast was last stored while nothing waits (it is refreshed so it does not turn stale). */
+    private volatile Instant emptyStoredAt;
 
-    public StartForecasts(MeterRegistry registry,
+    public StartForecasts(MeterRegistry registry, StartForecastStore store, Leadership leadership,
             @ConfigProperty(name = "gantry.placement.forecast.max-jobs", defaultValue = "500") int maxJobs,
             @ConfigProperty(name = "gantry.placement.forecast.horizon", defaultValue = "7d") Duration horizon,
             @ConfigProperty(name = "gantry.placement.forecast.max-steps", defaultValue = "2000") int maxSteps,
@@ -60,6 +66,8 @@ public class StartForecasts {
         // with reservations off the window plans without any; the forecast still assumes EASY's one (its best guess)
         this.forecaster = new StartForecaster(maxJobs, horizon.toSeconds(), maxSteps, Math.max(1, reservations), perQueue);
         this.maxJobs = maxJobs;
+        this.store = store;
+        this.leadership = leadership;
         this.minIntervalNanos = minInterval.toNanos();
         this.lastStartedNanos = System.nanoTime() - minIntervalNanos;
         this.current = new Snapshot(null, maxJobs, Map.of());
@@ -88,7 +96,23 @@ public class StartForecasts {
     void clear(Instant now) {
         if (!current.byJob().isEmpty()) {
             current = new Snapshot(now, maxJobs, Map.of());
+            emptyStoredAt = null;
         }
+        // stored again now and then, so the other replicas do not report an empty forecast as stale
+        Instant stored = emptyStoredAt;
+        if (stored == null || !stored.plus(store.staleAfter().dividedBy(StartForecastStore.PERIODS_FRESH)).isAfter(now)) {
+            emptyStoredAt = now;
+            store(new Snapshot(now, maxJobs, Map.of()));
+        }
+    }
+
+    /** Stores {@code snap} for every replica when this one leads; never fails the caller (the next one replaces it). */
+    private void store(Snapshot snap) {
+        if (!leadership.leading()) {
+            return;
+        }
+        store.save(snap, Instant.now()).subscribe().with(ignored -> {
+        }, e -> LOG.warnf("start-time forecast not stored (the other replicas keep the last one): %s", e.toString()));
     }
 
     /**
@@ -110,6 +134,8 @@ public class StartForecasts {
                         f.waitsFor().stream().filter(StartForecasts::isJobId).map(UUID::fromString).toList(), f.note()));
             }
             current = new Snapshot(Instant.ofEpochSecond(scenario.nowSeconds()), maxJobs, Map.copyOf(byJob));
+            emptyStoredAt = null;
+            store(current);
         } catch (RuntimeException e) {
             LOG.warnf(e, "start-time forecast failed; the last one stays until the next window");
         } finally {

@@ -134,7 +134,8 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.gpu-speeds") Optional<String> gpuSpeeds,
             @ConfigProperty(name = "gantry.placement.move-cost.per-move") Optional<Long> moveCostPerMove,
             @ConfigProperty(name = "gantry.placement.move-cost.per-gpu") Optional<Long> moveCostPerGpu,
-            @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare) {
+            @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare,
+            @ConfigProperty(name = "gantry.placement.reclaim.toward-fair-share", defaultValue = "false") boolean reclaimTowardFairShare) {
         this.binder = binder;
         this.stateCache = stateCache;
         this.outbox = outbox;
@@ -152,9 +153,7 @@ public class WindowLoop {
         this.reservations = reservations;
         this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
-        this.profile = SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
-                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")))
-                .withMoveCost(moveCost(SolverProfile.byName(profileName).moveCost(), moveCostPerMove, moveCostPerGpu));
+        this.profile = profile(profileName, weights, gpuSpeeds, moveCostPerMove, moveCostPerGpu, reclaimTowardFairShare);
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -486,6 +485,15 @@ public class WindowLoop {
     }
 
     /** The solver profile every window plans with (its full limit; the window's own budget shortens it). */
+    /** The solver profile the windows plan with, from the {@code gantry.placement.*} keys. */
+    static SolverProfile profile(String profileName, Optional<String> weights, Optional<String> gpuSpeeds, Optional<Long> moveCostPerMove,
+            Optional<Long> moveCostPerGpu, boolean reclaimTowardFairShare) {
+        return SolverProfile.byName(profileName).withWeightOverrides(weightOverrides(weights.orElse("")))
+                .withGpuSpeeds(gpuSpeeds(gpuSpeeds.orElse("")))
+                .withMoveCost(moveCost(SolverProfile.byName(profileName).moveCost(), moveCostPerMove, moveCostPerGpu))
+                .withReclaimTowardFairShare(reclaimTowardFairShare);
+    }
+
     SolverProfile profile() {
         return profile;
     }

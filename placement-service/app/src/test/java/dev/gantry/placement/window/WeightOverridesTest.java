@@ -51,4 +51,15 @@ class WeightOverridesTest {
         assertThatThrownBy(() -> WindowLoop.moveCost(MoveCost.DEFAULT, Optional.empty(), Optional.of(-5L)))
                 .hasMessageStartingWith("gantry.placement.move-cost.per-gpu");
     }
+
+    @Test
+    void reclaimTowardFairShareReachesTheProfileTheWindowsPlanWith() {
+        assertThat(WindowLoop.profile("fast", Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), false)
+                .reclaimTowardFairShare()).isFalse();
+        var on = WindowLoop.profile("balanced", Optional.of("Fragmentation=5"), Optional.empty(), Optional.of(3000L), Optional.empty(), true);
+        assertThat(on.reclaimTowardFairShare()).isTrue();
+        assertThat(on.name()).isEqualTo("balanced");
+        assertThat(on.weightOverrides()).containsEntry("Fragmentation", 5L);
+        assertThat(on.moveCost()).isEqualTo(new MoveCost(3000, 100));
+    }
 }

@@ -26,7 +26,8 @@ public final class PlanCommand {
     public static final int EXIT_BAD_INPUT = 2;
 
     private static final String USAGE = "usage: plan --scenario FILE [--planner timefold|greedy|fifo] "
-            + "[--profile fast|balanced|thorough] [--time-limit 2s] [--gpu-speeds default|none|MODEL=SPEED,...] [--move-weights PER_MOVE,PER_GPU]";
+            + "[--profile fast|balanced|thorough] [--time-limit 2s] [--gpu-speeds default|none|MODEL=SPEED,...] [--move-weights PER_MOVE,PER_GPU] "
+            + "[--reclaim-toward-fair-share true|false]";
 
     private PlanCommand() {
     }
@@ -45,6 +46,7 @@ public final class PlanCommand {
         String timeLimit = null;
         String gpuSpeeds = "default";
         String moveWeights = "";
+        String towardFairShare = "false";
         Scenario scenario;
         Planner chosen;
         SolverProfile chosenProfile;
@@ -72,6 +74,7 @@ public final class PlanCommand {
                     case "--time-limit" -> timeLimit = value;
                     case "--gpu-speeds" -> gpuSpeeds = value;
                     case "--move-weights" -> moveWeights = value;
+                    case "--reclaim-toward-fair-share" -> towardFairShare = value;
                     default -> throw new IllegalArgumentException("unknown argument " + a + "; " + USAGE);
                 }
             }
@@ -90,6 +93,11 @@ public final class PlanCommand {
             profile = profile.withGpuSpeeds(arg("--gpu-speeds", () -> GpuSpeeds.parse(speeds)));
             String weights = moveWeights;
             profile = profile.withMoveCost(arg("--move-weights", () -> MoveCost.parse(weights)));
+            // the service's gantry.placement.reclaim.toward-fair-share
+            if (!towardFairShare.equals("true") && !towardFairShare.equals("false")) {
+                throw new IllegalArgumentException("--reclaim-toward-fair-share: true or false, not " + towardFairShare);
+            }
+            profile = profile.withReclaimTowardFairShare(Boolean.parseBoolean(towardFairShare));
             String json;
             try {
                 json = Files.readString(Path.of(scenarioFile), StandardCharsets.UTF_8);

@@ -8,6 +8,7 @@ import dev.gantry.placement.engine.domain.Queue;
 import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.domain.TaskPlacement;
+import dev.gantry.placement.engine.packing.FairShares;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -18,6 +19,8 @@ import java.util.Set;
  * the part of its guarantee it can use (its guarantee, or all it runs and waits for when that is
  * less) less what it holds after the plan. The solver's {@code Guarantee shortfall} term, measured
  * on a plan, so the safety net never trades a restored guarantee back for priority-weighted GPUs.
+ * With reclaim toward the fair share a queue's entitlement is the larger of its guarantee and its
+ * fair share ({@link FairShares}), so the net does not undo a fair-share reclaim either.
  */
 final class GuaranteeShortfall {
 
@@ -25,6 +28,12 @@ final class GuaranteeShortfall {
     }
 
     static long milli(Scenario sc, Plan plan) {
+        return milli(sc, plan, false);
+    }
+
+    /** @param towardFairShare count the fair share as part of what a queue is entitled to */
+    static long milli(Scenario sc, Plan plan, boolean towardFairShare) {
+        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc) : Map.of();
         Map<String, Long> demand = new HashMap<>();
         Map<String, Long> held = new HashMap<>();
         Set<String> preempted = new HashSet<>();
@@ -58,7 +67,8 @@ final class GuaranteeShortfall {
         }
         long shortfall = 0;
         for (Queue q : sc.queues()) {
-            long need = Math.min(q.guaranteeGpus() * 1000L, demand.getOrDefault(q.name(), 0L));
+            long entitled = Math.max(q.guaranteeGpus() * 1000L, fair.getOrDefault(q.name(), 0L));
+            long need = Math.min(entitled, demand.getOrDefault(q.name(), 0L));
             shortfall += Math.max(0, need - held.getOrDefault(q.name(), 0L));
         }
         return shortfall;

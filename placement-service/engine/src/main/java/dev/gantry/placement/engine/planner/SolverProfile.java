@@ -14,10 +14,14 @@ import java.util.regex.Pattern;
  * weight overrides for medium and soft constraints (constraint name -> weight; a hard constraint
  * cannot be overridden, see {@code PlacementConstraintProvider}), and the relative speeds of GPU
  * models that decide among placements the workload sees as equal ({@link GpuSpeeds}), and what
- * moving a running job costs in the score ({@link MoveCost}: per move and per GPU moved).
+ * moving a running job costs in the score ({@link MoveCost}: per move and per GPU moved), and
+ * whether reclaim works toward each queue's deserved fair share ({@code reclaimTowardFairShare}:
+ * a queue under its fair share reclaims from queues above theirs, whatever the priorities, never
+ * taking a queue under its own; see {@link dev.gantry.placement.engine.packing.FairShares}), not
+ * only toward guarantees (the default).
  */
 public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds,
-        MoveCost moveCost) {
+        MoveCost moveCost, boolean reclaimTowardFairShare) {
 
     /** About 200 ms: interactive dry runs and tests. */
     public static final SolverProfile FAST = new SolverProfile("fast", Duration.ofMillis(200), Duration.ofMillis(100), Map.of());
@@ -45,6 +49,12 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
         this(name, spentLimit, unimprovedLimit, weightOverrides, GpuSpeeds.DEFAULT, MoveCost.DEFAULT);
     }
 
+    /** Reclaim toward guarantees only. */
+    public SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds,
+            MoveCost moveCost) {
+        this(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, false);
+    }
+
     /** @throws IllegalArgumentException for an unknown name */
     public static SolverProfile byName(String name) {
         return switch (name == null ? "balanced" : name.toLowerCase(Locale.ROOT)) {
@@ -57,21 +67,26 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
 
     /** Same profile with another deadline; the unimproved limit never exceeds it. */
     public SolverProfile withTimeLimit(Duration limit) {
-        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost);
+        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, reclaimTowardFairShare);
     }
 
     public SolverProfile withWeightOverrides(Map<String, Long> overrides) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds, moveCost);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds, moveCost, reclaimTowardFairShare);
     }
 
     /** Same profile with other GPU speeds ({@link GpuSpeeds#NONE}: no model preferred). */
     public SolverProfile withGpuSpeeds(GpuSpeeds speeds) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds, moveCost);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds, moveCost, reclaimTowardFairShare);
     }
 
     /** Same profile with another cost of a move ({@link MoveCost}: per move and per GPU moved). */
     public SolverProfile withMoveCost(MoveCost cost) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, cost);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, cost, reclaimTowardFairShare);
+    }
+
+    /** Same profile reclaiming toward the deserved fair share ({@code true}) or toward guarantees only. */
+    public SolverProfile withReclaimTowardFairShare(boolean on) {
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, on);
     }
 
     /** Parses {@code 200ms}, {@code 2s}, {@code 1.5s}, {@code 1m}. */

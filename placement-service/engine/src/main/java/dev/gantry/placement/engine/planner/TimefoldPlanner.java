@@ -213,7 +213,7 @@ public final class TimefoldPlanner implements Planner {
     private static PlacementModel model(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
             GangPacker packer, GreedyPass.Result greedy, Map<String, String> meta, long start) {
         PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE,
-                profile.moveCost()).build(weights);
+                profile.moveCost(), profile.reclaimTowardFairShare()).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));
@@ -232,16 +232,16 @@ public final class TimefoldPlanner implements Planner {
         Plan floorPlan = floor(floor, greedy, meta).plan();
         double greedyNet = PlanMetrics.of(sc, floorPlan).netPriorityGpus();
         // guarantees first (across queues, whatever the priorities), then priority-weighted GPUs
-        long solverShort = GuaranteeShortfall.milli(sc, plan);
-        long greedyShort = GuaranteeShortfall.milli(sc, floorPlan);
+        long solverShort = GuaranteeShortfall.milli(sc, plan, model.towardFairShare());
+        long greedyShort = GuaranteeShortfall.milli(sc, floorPlan, model.towardFairShare());
         String fallback = null;
         if (!violations.isEmpty()) {
             fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";
         } else if (best.getScore() == null || !best.getScore().isFeasible()) {
             fallback = "solver plan infeasible (" + best.getScore() + "), greedy plan returned";
         } else if (solverShort > greedyShort) {
-            fallback = "solver leaves queues " + solverShort / 1000.0 + " GPUs under their guarantees, greedy " + greedyShort / 1000.0
-                    + ", greedy plan returned";
+            fallback = "solver leaves queues " + solverShort / 1000.0 + " GPUs under their guarantees" + (model.towardFairShare() ? " and fair shares" : "") + ", greedy "
+                    + greedyShort / 1000.0 + ", greedy plan returned";
         } else if (solverShort == greedyShort && solverNet + 1e-9 < greedyNet) {
             fallback = "solver netPriorityGpus " + solverNet + " < greedy " + greedyNet + ", greedy plan returned";
         }

@@ -9,6 +9,7 @@ import dev.gantry.placement.engine.domain.RunningTask;
 import dev.gantry.placement.engine.domain.Scenario;
 import dev.gantry.placement.engine.packing.Aging;
 import dev.gantry.placement.engine.packing.ClusterState;
+import dev.gantry.placement.engine.packing.FairShares;
 import dev.gantry.placement.engine.packing.GangPacker;
 import dev.gantry.placement.engine.packing.MoveShape;
 import dev.gantry.placement.engine.packing.GreedyPass;
@@ -47,6 +48,13 @@ public final class OptionGenerator {
     private final int migrationsPerState;
     /** What a move of a running job costs in the score (the solver profile's). */
     private final MoveCost moveCost;
+    /** Reclaim works toward fair shares, not only guarantees (the solver profile's). */
+    private final boolean towardFairShare;
+    /**
+     * Queue -> what reclaim restores and protects (milli-GPUs): the guarantee; with reclaim toward
+     * the fair share, the larger of the guarantee and the fair share ({@link FairShares}).
+     */
+    private final Map<String, Long> entitled = new HashMap<>();
 
     private final Scenario sc;
     private final GreedyPass.Result greedy;
@@ -72,7 +80,18 @@ public final class OptionGenerator {
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState,
             MoveCost moveCost) {
+        this(sc, greedy, packer, pendingPerState, migrationsPerState, moveCost, false);
+    }
+
+    /** @param towardFairShare a queue under its fair share reclaims from queues above theirs, whatever the priorities */
+    public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState,
+            MoveCost moveCost, boolean towardFairShare) {
         this.moveCost = moveCost;
+        this.towardFairShare = towardFairShare;
+        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc) : Map.of();
+        for (Queue q : sc.queues()) {
+            entitled.put(q.name(), Math.max(q.guaranteeGpus() * 1000L, fair.getOrDefault(q.name(), 0L)));
+        }
         this.sc = sc;
         this.greedy = greedy;
         this.pendingPerState = pendingPerState;
@@ -133,7 +152,7 @@ public final class OptionGenerator {
             pendingByName.put(p.name(), p);
             entities.add(pendingEntity(p, pendingFits.get(p.name()), queueFacts, ledger));
         }
-        return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId);
+        return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId, towardFairShare);
     }
 
     private static void mark(long[][] touched, int node, int slot) {
@@ -248,13 +267,14 @@ public final class OptionGenerator {
     private ClusterState victimState(PendingJob job) {
         return victimStates.computeIfAbsent(List.of(job.queue(), job.priority()), k -> {
             QueueLedger ledger = greedy.ledger();
-            boolean underGuarantee = ledger.before(job.queue()) < ledger.queue(job.queue()).guaranteeGpus() * 1000L;
+            // under its guarantee (or, with reclaim toward the fair share, under its fair share)
+            boolean underGuarantee = ledger.before(job.queue()) < entitled(job.queue());
             ClusterState st = emptyState.copy();
             for (RunningJob r : sc.running()) {
                 boolean sameQueueLower = r.queue().equals(job.queue()) && r.priority() < job.priority();
                 Queue q = ledger.queue(r.queue());
                 // across queues: a job of a queue under its guarantee reclaims whatever the priorities (it restores the guarantee)
-                boolean reclaim = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > q.guaranteeGpus() * 1000L
+                boolean reclaim = !r.queue().equals(job.queue()) && q.reclaimable() && ledger.before(r.queue()) > entitled(r.queue())
                         && (r.priority() < job.priority() || underGuarantee);
                 boolean evictable = r.preemptible() && (sameQueueLower || reclaim);
                 if (!evictable && !r.migratable()) {
@@ -438,7 +458,7 @@ public final class OptionGenerator {
                     ledger.before(q.name()),
                     subtreePinned.getOrDefault(q.name(), 0L),
                     leafPinned.getOrDefault(q.name(), 0L),
-                    q.guaranteeGpus() * 1000L,
+                    entitled(q.name()),
                     q.reclaimable(),
                     deserved.getOrDefault(q.name(), 0L),
                     demand.getOrDefault(q.name(), 0L),
@@ -480,6 +500,10 @@ public final class OptionGenerator {
             left -= given;
         }
         return share;
+    }
+
+    private long entitled(String queue) {
+        return entitled.getOrDefault(queue, 0L);
     }
 
     private double weight(String queue) {

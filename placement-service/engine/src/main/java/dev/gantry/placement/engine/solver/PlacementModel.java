@@ -5,7 +5,15 @@ import dev.gantry.placement.engine.domain.RunningJob;
 import dev.gantry.placement.engine.domain.Scenario;
 import java.util.Map;
 
-/** The Timefold problem built from a scenario, with the lookups to turn a solution back into a plan. */
+/**
+ * The Timefold problem built from a scenario, with the lookups to turn a solution back into a plan;
+ * {@code towardFairShare}: reclaim worked toward fair shares, not only guarantees.
+ */
 public record PlacementModel(Scenario scenario, PlacementSolution solution, Map<String, PendingJob> pending, Map<String, RunningJob> running,
-        int optionCount) {
+        int optionCount, boolean towardFairShare) {
+
+    public PlacementModel(Scenario scenario, PlacementSolution solution, Map<String, PendingJob> pending, Map<String, RunningJob> running,
+            int optionCount) {
+        this(scenario, solution, pending, running, optionCount, false);
+    }
 }

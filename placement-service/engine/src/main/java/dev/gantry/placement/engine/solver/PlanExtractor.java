@@ -48,7 +48,7 @@ public final class PlanExtractor {
                 st.occupy(r);
             } else if (a.getOption() == null) {
                 ledger.add(r.queue(), -r.gpuMilli());
-                preemptions.add(new Preemption(r.name(), preemptionReason(a, placed)));
+                preemptions.add(new Preemption(r.name(), preemptionReason(a, placed, model.towardFairShare())));
             } else {
                 occupy(st, a.getOption());
                 migrations.add(new Migration(r.name(), tasks(sc, a.getOption())));
@@ -129,7 +129,7 @@ public final class PlanExtractor {
     }
 
     /** Names the placement that justifies the eviction: the same queue's higher priority first, else reclaim. */
-    private static String preemptionReason(GangAssignment victim, List<GangAssignment> placed) {
+    private static String preemptionReason(GangAssignment victim, List<GangAssignment> placed, boolean towardFairShare) {
         Set<Integer> victimNodes = new HashSet<>();
         victim.current().tasks().forEach(t -> victimNodes.add(t.node()));
         GangAssignment best = null;
@@ -157,6 +157,8 @@ public final class PlanExtractor {
             best = placed.stream().filter(p -> !p.queue().equals(victim.queue())).findFirst().orElse(null);
         }
         return "reclaimed by " + (best == null ? "another queue" : best.getJob() + " of queue " + best.queue())
-                + ": queue " + victim.queue() + " borrowed GPUs above its guarantee of " + victim.queueFacts().guaranteeMilli() / 1000;
+                + ": queue " + victim.queue() + " borrowed GPUs above its "
+                + (towardFairShare ? "guarantee and fair share, " + victim.queueFacts().guaranteeMilli() / 1000.0 + " GPUs"
+                        : "guarantee of " + victim.queueFacts().guaranteeMilli() / 1000);
     }
 }

@@ -7,6 +7,8 @@ package dev.gantry.placement.engine.solver;
  * {@code demandMilli}: the queue's own running and waiting work; {@code guaranteeWeight}: what one
  * GPU of guarantee shortfall costs (per 1000 milli), more than any job's priority weight, so
  * restoring a queue's guarantee outweighs the priorities of the jobs of other queues.
+ * {@code guaranteeMilli}: what reclaim restores and protects, the queue's guarantee; with reclaim
+ * toward the fair share, the larger of its guarantee and its fair share.
  */
 public record QueueFacts(
         String name,

@@ -76,4 +76,35 @@ class PlanCommandTest {
         assertThat(perGpu.code()).as(perGpu.err()).isZero();
         assertThat(PlanCodec.read(perGpu.out()).migrations()).extracting(m -> m.job()).containsExactlyInAnyOrder("small-a", "small-b");
     }
+
+    @Test
+    void reclaimTowardTheFairShareIsAnOption() throws Exception {
+        // team-a holds both 8-GPU nodes at priority 500; team-b waits with 8 GPUs at priority 100; equal weights, no guarantees
+        java.util.function.BiFunction<String, String, dev.gantry.placement.engine.domain.RunningJob> teamA = (name, node) ->
+                new dev.gantry.placement.engine.domain.RunningJob(name, "team-a", 500, true, false, false, 9000,
+                        java.util.List.of(new dev.gantry.placement.engine.domain.RunningTask("w-0", node, java.util.List.of(0, 1, 2, 3, 4, 5, 6, 7),
+                                1000, 1000, null)));
+        java.util.function.Function<String, dev.gantry.placement.engine.domain.Node> node = name -> new dev.gantry.placement.engine.domain.Node(
+                name, "V100", 8, null, null, 64_000, 512_000, null, null, null, null, true, false);
+        var scenario = new dev.gantry.placement.engine.domain.Scenario(dev.gantry.placement.engine.domain.Scenario.FORMAT, "fair", 10_000,
+                java.util.List.of(node.apply("n1"), node.apply("n2")),
+                java.util.List.of(new dev.gantry.placement.engine.domain.Queue("team-a", 1, 0, null, true, null),
+                        new dev.gantry.placement.engine.domain.Queue("team-b", 1, 0, null, true, null)),
+                java.util.List.of(teamA.apply("a-1", "n1"), teamA.apply("a-2", "n2")),
+                java.util.List.of(new dev.gantry.placement.engine.domain.PendingJob("b-1", "team-b", 100, 9900,
+                        java.util.List.of(new dev.gantry.placement.engine.domain.TaskGroup("w", 1, 8, 1000, 1000, null)), 1, null, null, null,
+                        false, null, null, true, true, 3600L)));
+        Path sc = write("fair.json", dev.gantry.placement.engine.json.ScenarioCodec.write(scenario));
+
+        Run off = run("--scenario", sc.toString(), "--profile", "fast", "--time-limit", "1s");
+        assertThat(off.code()).as(off.err()).isZero();
+        assertThat(PlanCodec.read(off.out()).placements()).isEmpty();
+        Run on = run("--scenario", sc.toString(), "--profile", "fast", "--time-limit", "1s", "--reclaim-toward-fair-share", "true");
+        assertThat(on.code()).as(on.err()).isZero();
+        assertThat(PlanCodec.read(on.out()).placements()).hasSize(1);
+        assertThat(PlanCodec.read(on.out()).preemptions()).hasSize(1);
+        Run bad = run("--scenario", sc.toString(), "--reclaim-toward-fair-share", "yes");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("--reclaim-toward-fair-share: true or false, not yes");
+    }
 }
