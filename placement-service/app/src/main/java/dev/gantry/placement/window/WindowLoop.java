@@ -135,7 +135,8 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.move-cost.per-move") Optional<Long> moveCostPerMove,
             @ConfigProperty(name = "gantry.placement.move-cost.per-gpu") Optional<Long> moveCostPerGpu,
             @ConfigProperty(name = "gantry.placement.solver.min-share", defaultValue = "1") double solverMinShare,
-            @ConfigProperty(name = "gantry.placement.reclaim.toward-fair-share", defaultValue = "false") boolean reclaimTowardFairShare) {
+            @ConfigProperty(name = "gantry.placement.reclaim.toward-fair-share", defaultValue = "false") boolean reclaimTowardFairShare,
+            @ConfigProperty(name = "gantry.placement.reclaim.fair-share-trees") Optional<List<String>> fairShareTrees) {
         this.binder = binder;
         this.stateCache = stateCache;
         this.outbox = outbox;
@@ -153,7 +154,8 @@ public class WindowLoop {
         this.reservations = reservations;
         this.reservationsPerQueue = reservationsPerQueue;
         this.history = history;
-        this.profile = profile(profileName, weights, gpuSpeeds, moveCostPerMove, moveCostPerGpu, reclaimTowardFairShare);
+        this.profile = profile(profileName, weights, gpuSpeeds, moveCostPerMove, moveCostPerGpu, reclaimTowardFairShare)
+                .withFairShareTrees(fairShareTrees(fairShareTrees));
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
@@ -496,6 +498,15 @@ public class WindowLoop {
 
     SolverProfile profile() {
         return profile;
+    }
+
+    /**
+     * {@code gantry.placement.reclaim.fair-share-trees}: the root queues whose trees reclaim toward their
+     * fair share when {@code toward-fair-share} is on (unset or empty: every tree).
+     */
+    static Set<String> fairShareTrees(Optional<List<String>> roots) {
+        return roots.map(list -> list.stream().map(String::strip).filter(root -> !root.isEmpty())
+                .collect(java.util.stream.Collectors.toSet())).orElse(Set.of());
     }
 
     /** {@code gantry.placement.gpu-speeds}: the engine's table with these entries over it, or {@code none}; refused at start when malformed. */

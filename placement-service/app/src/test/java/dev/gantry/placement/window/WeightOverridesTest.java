@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.gantry.placement.engine.solver.MoveCost;
 import dev.gantry.placement.engine.solver.SolverConfigs;
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -61,5 +62,15 @@ class WeightOverridesTest {
         assertThat(on.name()).isEqualTo("balanced");
         assertThat(on.weightOverrides()).containsEntry("Fragmentation", 5L);
         assertThat(on.moveCost()).isEqualTo(new MoveCost(3000, 100));
+    }
+
+    @Test
+    void fairShareTreesNameTheRootQueuesAndNoneMeansEveryTree() {
+        assertThat(WindowLoop.fairShareTrees(Optional.empty())).isEmpty();
+        assertThat(WindowLoop.fairShareTrees(Optional.of(List.of(" research ", "", "prod")))).containsExactlyInAnyOrder("research", "prod");
+        var profile = WindowLoop.profile("fast", Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), true)
+                .withFairShareTrees(WindowLoop.fairShareTrees(Optional.of(List.of("research"))));
+        assertThat(profile.reclaimTowardFairShare()).isTrue();
+        assertThat(profile.fairShareTrees()).containsExactly("research");
     }
 }

@@ -28,6 +28,37 @@ public final class FairShares {
     private FairShares() {
     }
 
+    /**
+     * As {@link #milli(Scenario)}, for the queue trees that reclaim toward their fair share: the
+     * queues under the given root queues keep their share, every other queue gets 0 (it is entitled
+     * to its guarantee only). An empty set: every tree.
+     */
+    public static Map<String, Long> milli(Scenario sc, java.util.Set<String> trees) {
+        Map<String, Long> all = milli(sc);
+        if (trees.isEmpty()) {
+            return all;
+        }
+        Map<String, Queue> byName = new HashMap<>();
+        sc.queues().forEach(q -> byName.put(q.name(), q));
+        Map<String, Long> out = new LinkedHashMap<>();
+        all.forEach((queue, share) -> out.put(queue, trees.contains(root(queue, byName)) ? share : 0L));
+        return out;
+    }
+
+    /** The root of the queue's tree (a cycle in parents ends at the queue where it closes). */
+    static String root(String queue, Map<String, Queue> byName) {
+        String at = queue;
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        while (seen.add(at)) {
+            Queue q = byName.get(at);
+            if (q == null || q.parent() == null || !byName.containsKey(q.parent())) {
+                return at;
+            }
+            at = q.parent();
+        }
+        return at;
+    }
+
     /** Queue name -> fair share of its own jobs, milli-GPUs; every queue of the scenario has an entry. */
     public static Map<String, Long> milli(Scenario sc) {
         Map<String, Queue> byName = new LinkedHashMap<>();

@@ -33,7 +33,12 @@ final class GuaranteeShortfall {
 
     /** @param towardFairShare count the fair share as part of what a queue is entitled to */
     static long milli(Scenario sc, Plan plan, boolean towardFairShare) {
-        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc) : Map.of();
+        return milli(sc, plan, towardFairShare, Set.of());
+    }
+
+    /** @param fairShareTrees with {@code towardFairShare}, the root queues whose trees count it (empty: every tree) */
+    static long milli(Scenario sc, Plan plan, boolean towardFairShare, Set<String> fairShareTrees) {
+        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc, fairShareTrees) : Map.of();
         Map<String, Long> demand = new HashMap<>();
         Map<String, Long> held = new HashMap<>();
         Set<String> preempted = new HashSet<>();

@@ -5,6 +5,7 @@ import dev.gantry.placement.engine.solver.MoveCost;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -18,10 +19,11 @@ import java.util.regex.Pattern;
  * whether reclaim works toward each queue's deserved fair share ({@code reclaimTowardFairShare}:
  * a queue under its fair share reclaims from queues above theirs, whatever the priorities, never
  * taking a queue under its own; see {@link dev.gantry.placement.engine.packing.FairShares}), not
- * only toward guarantees (the default).
+ * only toward guarantees (the default); {@code fairShareTrees} limits that to the trees under these
+ * root queues (empty: every tree).
  */
 public record SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds,
-        MoveCost moveCost, boolean reclaimTowardFairShare) {
+        MoveCost moveCost, boolean reclaimTowardFairShare, Set<String> fairShareTrees) {
 
     /** About 200 ms: interactive dry runs and tests. */
     public static final SolverProfile FAST = new SolverProfile("fast", Duration.ofMillis(200), Duration.ofMillis(100), Map.of());
@@ -42,6 +44,7 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
         weightOverrides = weightOverrides == null ? Map.of() : Map.copyOf(weightOverrides);
         gpuSpeeds = gpuSpeeds == null ? GpuSpeeds.DEFAULT : gpuSpeeds;
         moveCost = moveCost == null ? MoveCost.DEFAULT : moveCost;
+        fairShareTrees = fairShareTrees == null ? Set.of() : Set.copyOf(fairShareTrees);
     }
 
     /** With the default GPU speeds and move cost. */
@@ -52,7 +55,7 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
     /** Reclaim toward guarantees only. */
     public SolverProfile(String name, Duration spentLimit, Duration unimprovedLimit, Map<String, Long> weightOverrides, GpuSpeeds gpuSpeeds,
             MoveCost moveCost) {
-        this(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, false);
+        this(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, false, Set.of());
     }
 
     /** @throws IllegalArgumentException for an unknown name */
@@ -67,26 +70,34 @@ public record SolverProfile(String name, Duration spentLimit, Duration unimprove
 
     /** Same profile with another deadline; the unimproved limit never exceeds it. */
     public SolverProfile withTimeLimit(Duration limit) {
-        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, reclaimTowardFairShare);
+        return new SolverProfile(name, limit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, reclaimTowardFairShare, fairShareTrees);
     }
 
     public SolverProfile withWeightOverrides(Map<String, Long> overrides) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds, moveCost, reclaimTowardFairShare);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, overrides, gpuSpeeds, moveCost, reclaimTowardFairShare, fairShareTrees);
     }
 
     /** Same profile with other GPU speeds ({@link GpuSpeeds#NONE}: no model preferred). */
     public SolverProfile withGpuSpeeds(GpuSpeeds speeds) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds, moveCost, reclaimTowardFairShare);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, speeds, moveCost, reclaimTowardFairShare, fairShareTrees);
     }
 
     /** Same profile with another cost of a move ({@link MoveCost}: per move and per GPU moved). */
     public SolverProfile withMoveCost(MoveCost cost) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, cost, reclaimTowardFairShare);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, cost, reclaimTowardFairShare, fairShareTrees);
     }
 
     /** Same profile reclaiming toward the deserved fair share ({@code true}) or toward guarantees only. */
     public SolverProfile withReclaimTowardFairShare(boolean on) {
-        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, on);
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, on, fairShareTrees);
+    }
+
+    /**
+     * Same profile with reclaim toward the fair share limited to these queue trees (root queue names;
+     * empty: every tree), when it is on: the other trees' queues are entitled to their guarantees only.
+     */
+    public SolverProfile withFairShareTrees(Set<String> trees) {
+        return new SolverProfile(name, spentLimit, unimprovedLimit, weightOverrides, gpuSpeeds, moveCost, reclaimTowardFairShare, trees);
     }
 
     /** Parses {@code 200ms}, {@code 2s}, {@code 1.5s}, {@code 1m}. */

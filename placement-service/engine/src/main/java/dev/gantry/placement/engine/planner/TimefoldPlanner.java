@@ -213,7 +213,7 @@ public final class TimefoldPlanner implements Planner {
     private static PlacementModel model(Scenario sc, SolverProfile profile, ConstraintWeightOverrides<HardMediumSoftScore> weights,
             GangPacker packer, GreedyPass.Result greedy, Map<String, String> meta, long start) {
         PlacementModel model = new OptionGenerator(sc, greedy, packer, PENDING_OPTIONS_PER_STATE, MIGRATION_OPTIONS_PER_STATE,
-                profile.moveCost(), profile.reclaimTowardFairShare()).build(weights);
+                profile.moveCost(), profile.reclaimTowardFairShare(), profile.fairShareTrees()).build(weights);
         meta.put("modelMillis", Long.toString((System.nanoTime() - start) / 1_000_000));
         meta.put("entities", Integer.toString(model.solution().getAssignments().size()));
         meta.put("options", Integer.toString(model.optionCount()));
@@ -232,8 +232,8 @@ public final class TimefoldPlanner implements Planner {
         Plan floorPlan = floor(floor, greedy, meta).plan();
         double greedyNet = PlanMetrics.of(sc, floorPlan).netPriorityGpus();
         // guarantees first (across queues, whatever the priorities), then priority-weighted GPUs
-        long solverShort = GuaranteeShortfall.milli(sc, plan, model.towardFairShare());
-        long greedyShort = GuaranteeShortfall.milli(sc, floorPlan, model.towardFairShare());
+        long solverShort = GuaranteeShortfall.milli(sc, plan, model.towardFairShare(), model.fairShareTrees());
+        long greedyShort = GuaranteeShortfall.milli(sc, floorPlan, model.towardFairShare(), model.fairShareTrees());
         String fallback = null;
         if (!violations.isEmpty()) {
             fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";

@@ -50,6 +50,7 @@ public final class OptionGenerator {
     private final MoveCost moveCost;
     /** Reclaim works toward fair shares, not only guarantees (the solver profile's). */
     private final boolean towardFairShare;
+    private final Set<String> fairShareTrees;
     /**
      * Queue -> what reclaim restores and protects (milli-GPUs): the guarantee; with reclaim toward
      * the fair share, the larger of the guarantee and the fair share ({@link FairShares}).
@@ -80,15 +81,19 @@ public final class OptionGenerator {
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState,
             MoveCost moveCost) {
-        this(sc, greedy, packer, pendingPerState, migrationsPerState, moveCost, false);
+        this(sc, greedy, packer, pendingPerState, migrationsPerState, moveCost, false, Set.of());
     }
 
-    /** @param towardFairShare a queue under its fair share reclaims from queues above theirs, whatever the priorities */
+    /**
+     * @param towardFairShare a queue under its fair share reclaims from queues above theirs, whatever the priorities
+     * @param fairShareTrees  the root queues whose trees do so (empty: every tree)
+     */
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState,
-            MoveCost moveCost, boolean towardFairShare) {
+            MoveCost moveCost, boolean towardFairShare, Set<String> fairShareTrees) {
         this.moveCost = moveCost;
         this.towardFairShare = towardFairShare;
-        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc) : Map.of();
+        this.fairShareTrees = fairShareTrees;
+        Map<String, Long> fair = towardFairShare ? FairShares.milli(sc, fairShareTrees) : Map.of();
         for (Queue q : sc.queues()) {
             entitled.put(q.name(), Math.max(q.guaranteeGpus() * 1000L, fair.getOrDefault(q.name(), 0L)));
         }
@@ -152,7 +157,8 @@ public final class OptionGenerator {
             pendingByName.put(p.name(), p);
             entities.add(pendingEntity(p, pendingFits.get(p.name()), queueFacts, ledger));
         }
-        return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId, towardFairShare);
+        return new PlacementModel(sc, new PlacementSolution(entities, overrides), pendingByName, runningByName, nextOptionId, towardFairShare,
+                fairShareTrees);
     }
 
     private static void mark(long[][] touched, int node, int slot) {

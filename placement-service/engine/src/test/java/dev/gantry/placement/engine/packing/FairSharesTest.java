@@ -67,4 +67,15 @@ class FairSharesTest {
         assertThat(FairShares.milli(sc)).containsEntry("org-1", 0L).containsEntry("team-x", 12_000L).containsEntry("team-y", 4000L)
                 .containsEntry("team-z", 16_000L);
     }
+
+    @Test
+    void onlyTheNamedTreesKeepTheirShareTheOthersAreEntitledToTheirGuaranteeOnly() {
+        Scenario sc = scenario(4, List.of(new Queue("org-1", 1, 0, null, true, null), new Queue("org-2", 1, 0, null, true, null),
+                new Queue("team-x", 3, 0, null, true, "org-1"), new Queue("team-y", 1, 0, null, true, "org-1"),
+                new Queue("team-z", 1, 0, null, true, "org-2")),
+                List.of(), List.of(waiting("team-x", 32), waiting("team-y", 32), waiting("team-z", 32)));
+        assertThat(FairShares.milli(sc, java.util.Set.of("org-1"))).containsEntry("team-x", 12_000L).containsEntry("team-y", 4000L)
+                .containsEntry("team-z", 0L);
+        assertThat(FairShares.milli(sc, java.util.Set.of())).as("no tree named: every tree").containsEntry("team-z", 16_000L);
+    }
 }

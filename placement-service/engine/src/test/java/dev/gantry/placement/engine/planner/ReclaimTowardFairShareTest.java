@@ -76,6 +76,23 @@ class ReclaimTowardFairShareTest {
         assertThat(plan.placements()).hasSize(1);
     }
 
+    /** Configurable per queue tree: only the trees named (their root queues) reclaim toward their fair share. */
+    @Test
+    void onlyTheQueueTreesNamedReclaimTowardTheirFairShare() {
+        Scenario sc = trap(List.of(teamB("b-1", 8)));
+        SolverProfile on = TEST.withReclaimTowardFairShare(true);
+
+        Plan teamBsTree = Planners.byName("timefold").plan(sc, on.withFairShareTrees(java.util.Set.of("team-b")));
+        assertThat(PlanValidator.validate(sc, teamBsTree)).isEmpty();
+        assertThat(teamBsTree.placements()).extracting(Placement::job).containsExactly("b-1");
+        assertThat(teamBsTree.preemptions()).extracting(Preemption::job).containsExactly("a-new");
+
+        Plan teamAsTree = Planners.byName("timefold").plan(sc, on.withFairShareTrees(java.util.Set.of("team-a")));
+        assertThat(PlanValidator.validate(sc, teamAsTree)).isEmpty();
+        assertThat(teamAsTree.placements()).as("team-b's tree is entitled to its guarantee (0) only").isEmpty();
+        assertThat(teamAsTree.preemptions()).isEmpty();
+    }
+
     @Test
     void theWaitingQueuesShareOfTheFallbackCheckCountsFairShares() {
         // the plan the option wants leaves no queue under its fair share; greedy's leaves team-b 8 GPUs under
