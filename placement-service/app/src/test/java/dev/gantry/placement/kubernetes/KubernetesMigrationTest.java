@@ -105,19 +105,7 @@ class KubernetesMigrationTest {
     /** A job on one 1g.10gb MIG device of {@code node}, recorded as placed an hour ago, its pod not made yet (the sweep launches it). */
     private UUID runningOnMig(String node, String device, boolean migratable) {
         UUID jobId = UUID.randomUUID();
-        started.add(jobId);
-        db.execute("""
-                with running as (
-                    insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
-                    values (?::uuid, 'k8s-migration', 0, ?, now() - interval '2 hours', now() - interval '1 hour', '9999-12-31')),
-                allocated as (
-                    insert into allocation (job_id, task, node, gpu_indices, mig_profile, mig_devices, allocated_at, cpu_millis, memory_mib)
-                    values (?::uuid, 'worker-0', ?, '{}', '1g.10gb', ?::text[], now() - interval '1 hour', 1000, 1000))
-                insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
-                values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 hour', null)
-                """, jobId.toString(), EventCodec.toJson(migSpec(jobId, 1, migratable)), jobId.toString(), node, "{" + device + "}",
-                jobId.toString(), NS, jobId.toString());
-        return jobId;
+        return recordPlaced(jobId, migSpec(jobId, 1, migratable), node, "{}", "1g.10gb", "{" + device + "}");
     }
 
     private String migDevicesOf(UUID jobId) {
@@ -212,17 +200,22 @@ class KubernetesMigrationTest {
     /** A migratable 2-GPU job recorded as placed on {@code node}'s {@code gpus}, its pod not made yet (the sweep launches it). */
     private UUID running(String node, String gpus) {
         UUID jobId = UUID.randomUUID();
+        return recordPlaced(jobId, spec(jobId, 2, true), node, gpus, null, "{}");
+    }
+
+    /** The job recorded as placed an hour ago on {@code node}'s GPUs or MIG devices (SQL arrays), its gang not launched yet. */
+    private UUID recordPlaced(UUID jobId, JobQueued spec, String node, String gpus, String migProfile, String migDevices) {
         started.add(jobId);
         db.execute("""
                 with running as (
                     insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at)
                     values (?::uuid, 'k8s-migration', 0, ?, now() - interval '2 hours', now() - interval '1 hour', '9999-12-31')),
                 allocated as (
-                    insert into allocation (job_id, task, node, gpu_indices, allocated_at, cpu_millis, memory_mib)
-                    values (?::uuid, 'worker-0', ?, ?::integer[], now() - interval '1 hour', 1000, 1000))
+                    insert into allocation (job_id, task, node, gpu_indices, mig_profile, mig_devices, allocated_at, cpu_millis, memory_mib)
+                    values (?::uuid, 'worker-0', ?, ?::integer[], cast(? as text), ?::text[], now() - interval '1 hour', 1000, 1000))
                 insert into cluster_gang (job_id, namespace, gang_label, user_pods, pods, attempt, created_at, launched_at)
                 values (?::uuid, ?, ?, false, '{}', 1, now() - interval '1 hour', null)
-                """, jobId.toString(), EventCodec.toJson(spec(jobId, 2, true)), jobId.toString(), node, gpus, jobId.toString(), NS,
+                """, jobId.toString(), EventCodec.toJson(spec), jobId.toString(), node, gpus, migProfile, migDevices, jobId.toString(), NS,
                 jobId.toString());
         return jobId;
     }
