@@ -124,19 +124,26 @@ public final class TimefoldPlanner implements Planner {
     private static GreedyPass.Result floor(CompletableFuture<GreedyPass.Result> floor, GreedyPass.Result seed, Map<String, String> meta) {
         GreedyPass.Result f = floor.join();
         if (f != seed) {
-            meta.put("floor", "plain best fit (it places more than packing by expected fragmentation)");
+            meta.put("floor", "plain best fit (it does better on guarantees, then placed GPUs, than packing by expected fragmentation)");
         }
         return f;
     }
 
     /**
      * What any returned plan must at least match: the fragmentation-aware seed, or plain best fit
-     * where it places more (packing for later may place less now). So timefold is never worse
+     * where it leaves queues less under their guarantees or, equal there, places more (packing for
+     * later may place less now). So timefold is never worse
      * than the {@code greedy} planner, while the solver still starts from, and draws its options
      * around, the seed that packs for later.
      */
     private static GreedyPass.Result betterOfBestFitAnd(Scenario sc, GreedyPass.Result seed) {
         GreedyPass.Result bestFit = GreedyPass.run(sc, false, new GangPacker(sc.nodes()));
+        // in the order every plan is judged: guarantees first, then priority-weighted GPUs
+        long bestFitShort = GuaranteeShortfall.milli(sc, bestFit.plan());
+        long seedShort = GuaranteeShortfall.milli(sc, seed.plan());
+        if (bestFitShort != seedShort) {
+            return bestFitShort < seedShort ? bestFit : seed;
+        }
         return PlanMetrics.of(sc, bestFit.plan()).netPriorityGpus() > PlanMetrics.of(sc, seed.plan()).netPriorityGpus() + 1e-9
                 ? bestFit : seed;
     }
