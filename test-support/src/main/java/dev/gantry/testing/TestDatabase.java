@@ -35,6 +35,59 @@ public class TestDatabase {
         }
     }
 
+    /**
+     * A transaction of its own, left open until {@link OpenTransaction#commit} (or rolled back on close): for
+     * tests of what the code under test does while another writer holds rows it needs.
+     */
+    public OpenTransaction begin() {
+        try {
+            Connection connection = dataSource.getConnection();
+            connection.setAutoCommit(false);
+            return new OpenTransaction(connection);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not open a transaction", e);
+        }
+    }
+
+    /** See {@link #begin}. */
+    public static final class OpenTransaction implements AutoCloseable {
+        private final Connection connection;
+        private boolean done;
+
+        private OpenTransaction(Connection connection) {
+            this.connection = connection;
+        }
+
+        public int execute(String sql, Object... args) {
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                bind(statement, args);
+                return statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException("test statement failed: " + sql, e);
+            }
+        }
+
+        public void commit() {
+            try {
+                connection.commit();
+                done = true;
+            } catch (SQLException e) {
+                throw new IllegalStateException("commit failed", e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try (connection) {
+                if (!done) {
+                    connection.rollback();
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("rollback failed", e);
+            }
+        }
+    }
+
     private static void bind(PreparedStatement statement, Object... args) throws SQLException {
         for (int i = 0; i < args.length; i++) {
             statement.setObject(i + 1, args[i]);

@@ -247,6 +247,58 @@ class JobEventBatchesTest {
                 pending.toString(), running.toString(), unknown.toString())).isEqualTo(1);
     }
 
+    /**
+     * Seen in the pipeline benchmark: 41 jobs cancelled while a window bound them stayed running in
+     * placement for good. The run of cancellations read the running jobs as they were when its
+     * statement began, waited for the window's transaction on the pending rows, and then found the
+     * jobs neither pending (the window had taken them) nor running (its snapshot was older). Here
+     * another transaction takes the job from pending to running and commits only while the
+     * cancellations wait for it.
+     */
+    @Test
+    void aRunOfCancellationsThatWaitsForAWindowBindingTheJobReleasesWhatTheWindowBound() throws Throwable {
+        UUID job = UUID.randomUUID();
+        UUID other = UUID.randomUUID();
+        String node = "cancel-race-" + job.toString().substring(0, 8);
+        Outcomes outcomes = new Outcomes();
+        EventBatch<JsonNode> queued = new EventBatch<>(List.of(outcomes.message("queued", tree(unplaceable(job, "race")))));
+        VertxContextSupport.subscribeAndAwait(() -> consumer.onJobEvents(queued));
+        assertThat(db.queryLong("select count(*) from pending_job where job_id = ?::uuid", job.toString())).isEqualTo(1);
+
+        CompletableFuture<Void> cancellations;
+        try (TestDatabase.OpenTransaction window = db.begin()) {
+            // what the binder writes for the job: out of pending, running with an allocation
+            window.execute("delete from pending_job where job_id = ?::uuid", job.toString());
+            window.execute("insert into running_job (job_id, queue, priority, spec, submitted_at, bound_at, due_at) "
+                    + "values (?::uuid, 'normal', 100, '{}', now(), now(), now() + interval '1 day')", job.toString());
+            window.execute("insert into allocation (job_id, task, node, gpu_indices, allocated_at) values (?::uuid, 'worker-0', ?, '{0}', now())",
+                    job.toString(), node);
+            EventBatch<JsonNode> cancels = new EventBatch<>(List.of(
+                    outcomes.message("cancel", tree(cancelled(job))),
+                    outcomes.message("cancel-other", tree(cancelled(other)))));
+            cancellations = CompletableFuture.runAsync(() -> {
+                try {
+                    VertxContextSupport.subscribeAndAwait(() -> consumer.onJobEvents(cancels));
+                } catch (Throwable e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.queryLong(
+                    "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))
+                    .as("the cancellations waiting for the window's rows").isPositive());
+            window.commit();
+        }
+        cancellations.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+        assertThat(outcomes.acked).contains("cancel", "cancel-other");
+        assertThat(db.queryLong("select count(*) from running_job where job_id = ?::uuid", job.toString()))
+                .as("the cancelled job still running").isZero();
+        assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", job.toString())).isZero();
+        assertThat(db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_COMPLETED, job.toString())).as("its end told to admission and quota").isEqualTo(1);
+        assertThat(db.queryString("select how from ended_job where job_id = ?::uuid", job.toString())).isEqualTo("cancelled");
+    }
+
     @Test
     void anEventThatCannotBeAppliedIsNackedAloneAndTheOthersCommit() throws Throwable {
         UUID[] jobs = {UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID()};

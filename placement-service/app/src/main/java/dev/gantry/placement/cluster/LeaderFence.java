@@ -4,6 +4,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.Tuple;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,13 +32,15 @@ public class LeaderFence {
     }
 
     private final Leadership leadership;
+    private final Pool pool;
     private final String me = "placement-" + UUID.randomUUID().toString().substring(0, 8);
     /** 0: no epoch held (not taken yet, or lost); taken again by the next guarded transaction while leading. */
     private final AtomicLong epoch = new AtomicLong();
     private final Counter deposed;
 
-    public LeaderFence(Leadership leadership, MeterRegistry registry) {
+    public LeaderFence(Leadership leadership, Pool pool, MeterRegistry registry) {
         this.leadership = leadership;
+        this.pool = pool;
         this.deposed = registry.counter("gantry.placement.fenced.writes");
         leadership.onChange(leading -> epoch.set(0)); // a new term takes a new epoch
     }
@@ -54,25 +58,40 @@ public class LeaderFence {
     public Uni<Void> guard() {
         long mine = epoch.get();
         if (mine == 0) {
-            return Panache.getSession().chain(session -> session.createNativeQuery(
-                    "update placement_leader set epoch = epoch + 1, holder = ?1, acquired_at = now() where id = 1 returning epoch", Long.class)
-                    .setParameter(1, me)
-                    .getSingleResult())
-                    .invoke(taken -> {
-                        epoch.compareAndSet(0, taken);
-                        LOG.infof("%s binds at leadership epoch %d", me, taken);
-                    })
-                    .replaceWithVoid();
+            return take().chain(this::guard);
         }
         return Panache.getSession().chain(session -> session.createNativeQuery(
                 "select epoch, holder from placement_leader where id = 1 for share", Object[].class).getSingleResult())
                 .invoke(row -> {
                     long current = ((Number) row[0]).longValue();
+                    if (current < mine) {
+                        // epochs only grow: a smaller one is a bad read, not a newer leader; deposing on it
+                        // would stop this process binding for good (standalone mode has no election to win back)
+                        throw new IllegalStateException("leadership epoch read as " + current + " below this process's " + mine);
+                    }
                     if (current != mine) {
                         deposed.increment();
                         leadership.depose();
                         throw new DeposedException(mine, current, String.valueOf(row[1]));
                     }
+                })
+                .replaceWithVoid();
+    }
+
+    /**
+     * Takes the next epoch in a statement of its own, committed at once. Taken inside the binding
+     * transaction, it was rolled back with it when that transaction failed while this process kept
+     * the epoch it had read: its next check found an older epoch than its own and deposed it, and
+     * without election that stopped binding until a restart. Two takes racing in this process leave
+     * it the newer one.
+     */
+    private Uni<Void> take() {
+        return pool.preparedQuery("update placement_leader set epoch = epoch + 1, holder = $1, acquired_at = now() where id = 1 returning epoch")
+                .execute(Tuple.of(me))
+                .map(rows -> rows.iterator().next().getLong(0))
+                .invoke(taken -> {
+                    epoch.accumulateAndGet(taken, Math::max);
+                    LOG.infof("%s binds at leadership epoch %d", me, taken);
                 })
                 .replaceWithVoid();
     }

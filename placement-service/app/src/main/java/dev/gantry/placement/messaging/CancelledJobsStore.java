@@ -49,6 +49,21 @@ public class CancelledJobsStore {
         this.outbox = outbox;
     }
 
+    /**
+     * Waits for any window binding one of the run's jobs, and keeps the next from taking one: the
+     * statement below reads the running jobs as they were when it began, so a job a window took from
+     * pending to running while it waited would be found in neither and keep its GPUs though
+     * cancelled. A window that reaches a locked row after this fails its delete and binds nothing.
+     * Locked in job order, as a window's rows are, so two such transactions never deadlock.
+     */
+    private static Uni<Void> lockPending(Mutiny.Session session, List<Cancelled> run) {
+        List<UUID> jobs = run.stream().map(Cancelled::jobId).distinct().sorted().toList();
+        return session.createNativeQuery("select cast(job_id as text) from pending_job where job_id in (?1) order by job_id for update", String.class)
+                .setParameter(1, jobs)
+                .getResultList()
+                .replaceWithVoid();
+    }
+
     public Uni<Outcome> cancelAll(List<Cancelled> run) {
         String values = ValuesList.of(run.size(), true, "uuid", "uuid");
         int abandoned = run.size() * COLUMNS + 1;
@@ -71,7 +86,7 @@ public class CancelledJobsStore {
                 + "select 'fresh', cast(event_id as text), cast(null as text), 0 from fresh "
                 + "union all select 'pending', cast(job_id as text), cast(null as text), 0 from unpending "
                 + "union all select 'running', cast(job_id as text), queue, ord from released";
-        return Panache.getSession().chain(session -> session.flush().chain(() -> {
+        return Panache.getSession().chain(session -> session.flush().chain(() -> lockPending(session, run)).chain(() -> {
             Mutiny.SelectionQuery<Object[]> query = session.createNativeQuery(sql, Object[].class);
             for (int i = 0; i < run.size(); i++) {
                 query.setParameter(i * COLUMNS + 1, run.get(i).eventId());

@@ -17,6 +17,7 @@ import io.quarkus.hibernate.reactive.panache.Panache;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.persistence.LockModeType;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -71,7 +72,7 @@ public class PlanRecorder {
         UUID jobId = UUID.fromString(placement.job());
         Set<String> nodes = new HashSet<>();
         placement.tasks().forEach(t -> nodes.add(t.node()));
-        return Panache.withTransaction(() -> fence.guard().chain(() -> PendingJob.<PendingJob>findById(jobId)).chain(pending -> {
+        return Panache.withTransaction(() -> fence.guard().chain(() -> PendingJob.<PendingJob>findById(jobId, LockModeType.PESSIMISTIC_WRITE)).chain(pending -> {
             if (pending == null) {
                 LOG.debugf("job %s left the pending set while planning; not bound", jobId);
                 return Uni.createFrom().item(Bound.NOTHING);
@@ -105,7 +106,9 @@ public class PlanRecorder {
         Set<String> nodes = new HashSet<>();
         placements.forEach(p -> p.tasks().forEach(t -> nodes.add(t.node())));
         return PlanWrites.batching()
-                .chain(() -> PendingJob.<PendingJob>list("jobId in ?1", ids))
+                // locked, in job order as a run of cancellations locks them: a job cancelled meanwhile is
+                // either gone when read here or waits for this transaction and finds it running
+                .chain(() -> PendingJob.<PendingJob>find("jobId in ?1 order by jobId", ids).withLock(LockModeType.PESSIMISTIC_WRITE).list())
                 .chain(pendings -> heldOn(nodes)
                         .chain(heldNow -> JobPreemption.<JobPreemption>list("jobId in ?1", ids).chain(preemptions -> {
                             Map<UUID, PendingJob> pending = PlanWrites.byJob(pendings, p -> p.jobId);

@@ -133,6 +133,43 @@ class BinderTest {
         assertThat(outbox(Subjects.PLACEMENTS_BOUND, colliding)).isZero();
     }
 
+    /**
+     * A job cancelled while the window that placed it records its plan: the cancellation has taken
+     * the pending row (not committed yet) when the window reaches it. Whichever commits second must
+     * see the other: the window binds the job only if it is still pending when the cancellation is
+     * done, and binds the rest of its plan either way.
+     */
+    @Test
+    void aJobWhoseCancellationHoldsItsPendingRowIsNotBoundAndThePlanGoesOn() throws Throwable {
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        UUID cancelled = pending(1, now);
+        UUID other = pending(1, now);
+        java.util.concurrent.CompletableFuture<Integer> window;
+        try (TestDatabase.OpenTransaction cancellation = db.begin()) {
+            cancellation.execute("delete from pending_job where job_id = ?::uuid", cancelled.toString());
+            cancellation.execute("insert into ended_job (job_id, ended_at, how) values (?::uuid, now(), 'cancelled')", cancelled.toString());
+            window = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return apply(List.of(new Placement(cancelled.toString(), List.of(task(0, "binder-x", 0))),
+                            new Placement(other.toString(), List.of(task(0, "binder-x", 1)))), List.of());
+                } catch (Throwable e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.queryLong(
+                    "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"))
+                    .as("the window waiting for the cancellation's row").isPositive());
+            cancellation.commit();
+        }
+        int bound = window.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+        assertThat(count("select count(*) from running_job where job_id = ?::uuid", cancelled)).as("the cancelled job bound").isZero();
+        assertThat(count("select count(*) from allocation where job_id = ?::uuid", cancelled)).isZero();
+        assertThat(outbox(Subjects.PLACEMENTS_BOUND, cancelled)).isZero();
+        assertThat(bound).isEqualTo(1);
+        assertThat(count("select count(*) from running_job where job_id = ?::uuid", other)).isEqualTo(1);
+    }
+
     @Test
     void theVictimsOfOnePlanAreRequeuedWithTheirSubmissionTimes() throws Throwable {
         Instant earlier = Instant.now().minusSeconds(3600).truncatedTo(ChronoUnit.MILLIS);
