@@ -61,8 +61,12 @@ import org.jboss.logging.Logger;
  *     {@code dra.mig-device-class} ({@code mig.nvidia.com}, NVIDIA's class of MIG devices) with a selector on the
  *     profile; its allocation names exactly the chosen MIG devices (found by the id the inventory gives them, the
  *     MIG UUID).</li>
- * <li>Devices allocated to claims Gantry did not make are occupied: {@link #held()} lists them per node
- *     for the window (whole GPUs by index, MIG devices by id).</li>
+ * <li>A user's pod (of a user's gang) that references claims of its own: {@link #ask} reads what they ask for
+ *     ({@link UserClaims}); before the gang's pods are bound {@link #allocateUserClaims} allocates them to exactly the
+ *     task's devices, reserved for the pod and marked {@code gang.gantry.dev/<pod>}; the rollback and the sweep take the
+ *     pod's reservation and mark off again and clear the allocation with the last, never deleting the claim.</li>
+ * <li>Devices allocated to claims Gantry neither made nor allocated for a user's pod are occupied: {@link #held()} lists
+ *     them per node for the window (whole GPUs by index, MIG devices by id).</li>
  * </ul>
  * The model is fabric8's {@code resource.k8s.io/v1} (Kubernetes 1.34, DRA GA): {@link #API_VERSION}. All calls block.
  */
@@ -349,8 +353,11 @@ public class DeviceClaims implements HeldElsewhere {
                     throw new ClusterActionException("claim " + ns + "/" + name + " of pod " + podName + " is allocated already, not by Gantry, to "
                             + keys(allocatedDevices(claim)) + ": not overwritten", true, null);
                 }
+                // another pod of this gang has it: one claim for two tasks' devices cannot be; else an older placement's, released by then
+                boolean shared = gangs(claim).entrySet().stream().anyMatch(e -> !e.getKey().equals(podName) && e.getValue().equals(gang));
                 throw new ClusterActionException("claim " + ns + "/" + name + " is allocated by Gantry for pods " + gangs(claim)
-                        + " to " + keys(allocatedDevices(claim)) + ", not " + keys(share) + " for pod " + podName + "; retried", false, null);
+                        + " to " + keys(allocatedDevices(claim)) + ", not " + keys(share) + " for pod " + podName
+                        + (shared ? ": a claim shared by pods of one gang is not supported" : "; retried"), shared, null);
             }
             try {
                 if (!gang.equals(gangs(claim).get(podName))) { // marked first: a claim allocated by Gantry is always known as Gantry's

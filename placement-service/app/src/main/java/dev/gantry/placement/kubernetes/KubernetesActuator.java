@@ -47,9 +47,11 @@ import org.jboss.logging.Logger;
  * <p>With Dynamic Resource Allocation on ({@link DeviceClaims#enabled()}) a pod of an API job asks for
  * its GPUs through a ResourceClaim instead of {@code nvidia.com/gpu} limits, and each task goes
  * pod (made, not bound) → claim (made, allocated to exactly the chosen devices, reserved for the pod)
- * → Binding. The placement was recorded before any of it, so a crash anywhere in between leaves a
- * placement the sweep launches again: the pod and the claim are found and reused, or, if that launch
- * fails, deleted with the claims released, as on any rollback. Transient API errors (connection, 429, 5xx) are
+ * → Binding; a user's gang's pods that reference claims of their own have those claims allocated
+ * ({@link DeviceClaims#allocateUserClaims}) before any pod of the gang is bound. The placement was
+ * recorded before any of it, so a crash anywhere in between leaves a placement the sweep launches
+ * again: the pod and the claim are found and reused, or, if that launch fails, deleted with the claims
+ * released, as on any rollback. Transient API errors (connection, 429, 5xx) are
  * retried with exponential backoff. Every call here blocks.
  */
 @ApplicationScoped
@@ -120,7 +122,7 @@ public class KubernetesActuator implements ClusterActuator {
                 }
                 users.put(task.task(), pod);
             }
-            if (claims.enabled()) { // every user pod's own claims are allocated before any pod is bound: a bound pod cannot be unbound
+            if (claims.enabled() && gang.ref().userPods()) { // every user pod's own claims are allocated before any pod is bound: a bound pod cannot be unbound
                 for (TaskBinding task : gang.tasks()) {
                     Pod pod = users.get(task.task());
                     if (pod != null && pod.getSpec().getNodeName() == null) {

@@ -729,6 +729,23 @@ class DraBinderTest {
     }
 
     @Test
+    void aClaimTwoPodsOfOneGangShareFailsTheGangSayingSoAndIsLeftUnallocated() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-shared-" + tag;
+        String claimName = "shared-" + tag;
+        userClaim(claimName, "gpu.nvidia.com", 1L, "ExactCount");
+        for (int i = 0; i < 2; i++) {
+            driver.pods().inNamespace(NS).resource(userClaimPod(label, i, 2, claimName, null)).create();
+        }
+        UUID jobId = admit(label);
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) >= 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("a claim shared by pods of one gang is not supported");
+        assertThat(bound(label + "-0") || bound(label + "-1")).isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !allocated(claimName));
+    }
+
+    @Test
     void aRollbackClearsTheAllocationOfAUsersClaimAndLeavesTheClaimAndItsPods() throws Exception {
         othersClaim("their-gpu-5", NvidiaDraSlices.deviceOf(5));
         await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(5)));
