@@ -61,8 +61,12 @@ import org.jboss.logging.Logger;
  *     {@code dra.mig-device-class} ({@code mig.nvidia.com}, NVIDIA's class of MIG devices) with a selector on the
  *     profile; its allocation names exactly the chosen MIG devices (found by the id the inventory gives them, the
  *     MIG UUID).</li>
- * <li>Devices allocated to claims Gantry did not make are occupied: {@link #held()} lists them per node
- *     for the window (whole GPUs by index, MIG devices by id).</li>
+ * <li>A user's pod (of a user's gang) that references claims of its own: {@link #ask} reads what they ask for
+ *     ({@link UserClaims}); before the gang's pods are bound {@link #allocateUserClaims} allocates them to exactly the
+ *     task's devices, reserved for the pod and marked {@code gang.gantry.dev/<pod>}; the rollback and the sweep take the
+ *     pod's reservation and mark off again and clear the allocation with the last, never deleting the claim.</li>
+ * <li>Devices allocated to claims Gantry neither made nor allocated for a user's pod are occupied: {@link #held()} lists
+ *     them per node for the window (whole GPUs by index, MIG devices by id).</li>
  * </ul>
  * The model is fabric8's {@code resource.k8s.io/v1} (Kubernetes 1.34, DRA GA): {@link #API_VERSION}. All calls block.
  */
@@ -245,10 +249,190 @@ public class DeviceClaims implements HeldElsewhere {
         }
     }
 
+    // --- users' own claims ---
+
+    /**
+     * What a user's pod's own claims ask for, read from the informer ({@link UserClaims}); {@link UserClaims.Ask#NONE} when it
+     * references none or DRA is off; null while one is not known yet (a template's claim not made, or not seen yet).
+     */
+    public UserClaims.Ask ask(Pod pod) {
+        if (!enabled || UserClaims.references(pod).isEmpty()) {
+            return UserClaims.Ask.NONE;
+        }
+        if (!synced()) {
+            return null;
+        }
+        UserClaims.Ask ask = UserClaims.Ask.NONE;
+        for (var ref : UserClaims.references(pod)) {
+            String name = UserClaims.claimName(pod, ref);
+            ResourceClaim claim = name == null ? null : claims.getStore().getByKey(pod.getMetadata().getNamespace() + "/" + name);
+            if (claim == null) {
+                return null;
+            }
+            ask = ask.plus(UserClaims.read(name, claim.getSpec(), driver, deviceClass, migDeviceClass));
+        }
+        return ask;
+    }
+
+    /**
+     * A user's pod's own claims are allocated to exactly the task's devices (each request its share, in the order of the pod's
+     * claims and their requests) and reserved for the pod, as kube-scheduler writes it, each marked {@code gang.gantry.dev/<pod>}
+     * first (so its devices count as Gantry's, and the sweep releases it). Each claim's name goes into {@code touched} before
+     * it is written, for a rollback's {@link #releaseUserClaims}. Idempotent. Refused (no change): a claim not made yet (a
+     * template's: retried), a claim allocated by someone else (never overwritten), claims that no longer ask for what was placed.
+     */
+    public void allocateUserClaims(String ns, Pod pod, ClusterActuator.TaskBinding task, String gangLabel, int attempt, List<String> touched) {
+        String podName = pod.getMetadata().getName();
+        var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
+        List<ResourceClaim> mine = new ArrayList<>();
+        UserClaims.Ask ask = UserClaims.Ask.NONE;
+        for (var ref : UserClaims.references(pod)) {
+            String name = UserClaims.claimName(pod, ref);
+            ResourceClaim claim = name == null ? null : api.withName(name).get();
+            if (claim == null) {
+                throw new ClusterActionException("pod " + podName + ": claim " + (name != null ? name + " does not exist"
+                        : "of " + ref.getName() + " (template " + ref.getResourceClaimTemplateName() + ") is not made yet") + "; retried", false, null);
+            }
+            mine.add(claim);
+            ask = ask.plus(UserClaims.read(name, claim.getSpec(), driver, deviceClass, migDeviceClass));
+        }
+        if (mine.isEmpty()) {
+            return;
+        }
+        boolean mig = !task.migDevices().isEmpty();
+        int held = mig ? task.migDevices().size() : task.gpus().size();
+        if (ask.refused() || ask.devices() != held || !java.util.Objects.equals(ask.migProfile(), mig ? task.migProfile() : null)) {
+            throw new ClusterActionException("pod " + podName + ": " + (ask.refused() ? ask.refusal() : ask.asked()) + ", but it was placed on "
+                    + (mig ? task.migDevices() : "GPUs " + task.gpus()), true, null);
+        }
+        DraDevices devices = devices();
+        List<DraDevices.DeviceRef> wanted = new ArrayList<>();
+        for (int gpu : task.gpus()) {
+            DraDevices.DeviceRef r = devices.gpu(task.node(), gpu);
+            if (r == null) {
+                throw new ClusterActionException("node " + task.node() + " publishes no device of driver " + driver + " for GPU " + gpu, false, null);
+            }
+            wanted.add(r);
+        }
+        for (String id : task.migDevices()) {
+            DraDevices.DeviceRef r = devices.mig(task.node(), id);
+            if (r == null) {
+                throw new ClusterActionException("node " + task.node() + " publishes no MIG device " + id + " of driver " + driver, false, null);
+            }
+            wanted.add(r);
+        }
+        requireNotHeldByOthers(wanted, devices);
+        int next = 0;
+        for (ResourceClaim claim : mine) {
+            List<DraDevices.DeviceRef> share = new ArrayList<>();
+            List<String> requests = new ArrayList<>();
+            for (UserClaims.Request r : UserClaims.requests(claim.getSpec())) {
+                for (int i = 0; i < r.count(); i++) {
+                    share.add(wanted.get(next++));
+                    requests.add(r.name());
+                }
+            }
+            allocateUserClaim(ns, claim, pod, share, requests, task.node(), gangLabel + "/" + attempt, touched);
+        }
+    }
+
+    private void allocateUserClaim(String ns, ResourceClaim claim, Pod pod, List<DraDevices.DeviceRef> share, List<String> requests,
+            String node, String gang, List<String> touched) {
+        String podName = pod.getMetadata().getName();
+        String name = claim.getMetadata().getName();
+        var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
+        touched.add(name); // a rollback releases only what carries this pod's mark
+        for (int attemptNo = 0; ; attemptNo++) {
+            boolean allocated = claim.getStatus() != null && claim.getStatus().getAllocation() != null;
+            if (allocated) {
+                if (gang.equals(gangs(claim).get(podName)) && reserves(claim, pod)
+                        && new TreeSet<>(keys(allocatedDevices(claim))).equals(new TreeSet<>(keys(share)))) {
+                    return; // an earlier launch of this placement did it
+                }
+                if (gangs(claim).isEmpty()) {
+                    throw new ClusterActionException("claim " + ns + "/" + name + " of pod " + podName + " is allocated already, not by Gantry, to "
+                            + keys(allocatedDevices(claim)) + ": not overwritten", true, null);
+                }
+                // another pod of this gang has it: one claim for two tasks' devices cannot be; else an older placement's, released by then
+                boolean shared = gangs(claim).entrySet().stream().anyMatch(e -> !e.getKey().equals(podName) && e.getValue().equals(gang));
+                throw new ClusterActionException("claim " + ns + "/" + name + " is allocated by Gantry for pods " + gangs(claim)
+                        + " to " + keys(allocatedDevices(claim)) + ", not " + keys(share) + " for pod " + podName
+                        + (shared ? ": a claim shared by pods of one gang is not supported" : "; retried"), shared, null);
+            }
+            try {
+                if (!gang.equals(gangs(claim).get(podName))) { // marked first: a claim allocated by Gantry is always known as Gantry's
+                    claim = api.resource(new ResourceClaimBuilder(claim).editMetadata()
+                            .addToAnnotations(GANG_ANNOTATION_PREFIX + podName, gang).endMetadata().build()).update();
+                }
+                ResourceClaimStatus next = new ResourceClaimStatusBuilder()
+                        .withAllocation(allocation(claim, share, requests, node))
+                        .withReservedFor(new ResourceClaimConsumerReferenceBuilder().withApiGroup("").withResource("pods").withName(podName)
+                                .withUid(pod.getMetadata().getUid()).build())
+                        .build();
+                api.resource(new ResourceClaimBuilder(claim).withStatus(next).build()).updateStatus();
+                LOG.debugf("user claim %s/%s allocated to %s, reserved for pod %s", ns, name, keys(share), podName);
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attemptNo >= 5) {
+                    throw e;
+                }
+                claim = api.withName(name).get(); // changed meanwhile: read it again (allocated by someone else now?)
+                if (claim == null) {
+                    throw new ClusterActionException("claim " + ns + "/" + name + " was deleted", false, e);
+                }
+            }
+        }
+    }
+
+    /** A rollback: the users' claims a launch touched lose these pods' reservations and marks, and their allocation with the last. */
+    public void releaseUserClaims(String ns, List<String> claimNames, Set<String> pods) {
+        for (String name : new TreeSet<>(claimNames)) {
+            try {
+                releaseUserClaim(ns, name, pods);
+            } catch (KubernetesClientException e) {
+                LOG.warnf("claim %s/%s not released (the sweep retries): %s", ns, name, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * The pods' entries go from a user's claim (status first, then their marks); with no reservation left the allocation goes too.
+     * Never deleted (the claim is the user's; a template's claim goes with its pod). An allocation reserved for someone else's pod
+     * stays.
+     */
+    private void releaseUserClaim(String ns, String name, Set<String> pods) {
+        var api = client.get().resources(ResourceClaim.class).inNamespace(ns);
+        for (int attempt = 0; ; attempt++) {
+            ResourceClaim fresh = api.withName(name).get();
+            if (fresh == null || madeByGantry(fresh) || pods.stream().noneMatch(p -> gangs(fresh).containsKey(p))) {
+                return;
+            }
+            try {
+                ResourceClaim now = fresh;
+                List<ResourceClaimConsumerReference> left = new ArrayList<>(fresh.getStatus() == null || fresh.getStatus().getReservedFor() == null
+                        ? List.of() : fresh.getStatus().getReservedFor());
+                if (left.removeIf(r -> pods.contains(r.getName())) || fresh.getStatus() != null && fresh.getStatus().getAllocation() != null
+                        && left.isEmpty()) {
+                    ResourceClaimStatus next = left.isEmpty() ? new ResourceClaimStatus()
+                            : new ResourceClaimStatusBuilder(fresh.getStatus()).withReservedFor(left).build();
+                    now = api.resource(new ResourceClaimBuilder(fresh).withStatus(next).build()).updateStatus();
+                }
+                ResourceClaimBuilder b = new ResourceClaimBuilder(now);
+                pods.forEach(p -> b.editMetadata().removeFromAnnotations(GANG_ANNOTATION_PREFIX + p).endMetadata());
+                api.resource(b.build()).update();
+                return;
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409 || attempt >= 5) {
+                    throw e;
+                }
+            }
+        }
+    }
+
     private void requireNotHeldByOthers(List<DraDevices.DeviceRef> wanted, DraDevices devices) {
         Set<DraDevices.DeviceRef> want = Set.copyOf(wanted);
         for (ResourceClaim c : claims.getStore().list()) {
-            if (madeByGantry(c)) {
+            if (gantrys(c)) {
                 continue;
             }
             for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
@@ -327,8 +511,18 @@ public class DeviceClaims implements HeldElsewhere {
     /** What kube-scheduler's allocator writes: the devices per request, the claim's configuration, and the node. */
     private io.fabric8.kubernetes.api.model.resource.v1.AllocationResult allocation(ResourceClaim claim, List<DraDevices.DeviceRef> devices,
             String node) {
-        List<DeviceRequestAllocationResult> results = devices.stream().map(d -> new DeviceRequestAllocationResultBuilder()
-                .withRequest(REQUEST).withDriver(d.driver()).withPool(d.pool()).withDevice(d.device()).build()).toList();
+        return allocation(claim, devices, devices.stream().map(d -> REQUEST).toList(), node);
+    }
+
+    /** {@code requests}: the request each device is for, in the order of {@code devices}. */
+    private io.fabric8.kubernetes.api.model.resource.v1.AllocationResult allocation(ResourceClaim claim, List<DraDevices.DeviceRef> devices,
+            List<String> requests, String node) {
+        List<DeviceRequestAllocationResult> results = new ArrayList<>();
+        for (int i = 0; i < devices.size(); i++) {
+            DraDevices.DeviceRef d = devices.get(i);
+            results.add(new DeviceRequestAllocationResultBuilder()
+                    .withRequest(requests.get(i)).withDriver(d.driver()).withPool(d.pool()).withDevice(d.device()).build());
+        }
         List<io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationConfiguration> config = new ArrayList<>();
         if (claim.getSpec() != null && claim.getSpec().getDevices() != null && claim.getSpec().getDevices().getConfig() != null) {
             claim.getSpec().getDevices().getConfig().forEach(c -> config.add(new DeviceAllocationConfigurationBuilder()
@@ -401,6 +595,19 @@ public class DeviceClaims implements HeldElsewhere {
                         unreserve(c, over);
                         changed++;
                     }
+                } else if (!madeByGantry(c)) { // a user's claim Gantry allocated: deallocated, never deleted
+                    Set<String> over = new TreeSet<>();
+                    gangs(c).forEach((pod, gang) -> {
+                        if (!placed.contains(gang) || finished(pods.get(pod))) {
+                            over.add(pod);
+                        }
+                    });
+                    if (!over.isEmpty()) {
+                        LOG.infof("claim %s/%s of pods %s deallocated: their gang is no longer placed or they finished",
+                                c.getMetadata().getNamespace(), c.getMetadata().getName(), over);
+                        releaseUserClaim(c.getMetadata().getNamespace(), c.getMetadata().getName(), over);
+                        changed++;
+                    }
                 }
             } catch (KubernetesClientException e) {
                 LOG.warnf("claim %s/%s not released (next sweep retries): %s", c.getMetadata().getNamespace(), c.getMetadata().getName(),
@@ -415,7 +622,7 @@ public class DeviceClaims implements HeldElsewhere {
         if (claims == null) {
             return List.of();
         }
-        return claims.getStore().list().stream().filter(DeviceClaims::madeByGantry)
+        return claims.getStore().list().stream().filter(c -> madeByGantry(c) || !gangs(c).isEmpty())
                 .filter(c -> ns.equals(c.getMetadata().getNamespace())).toList();
     }
 
@@ -480,7 +687,7 @@ public class DeviceClaims implements HeldElsewhere {
         Map<String, Set<Integer>> byNode = new TreeMap<>();
         Map<String, Map<String, Set<String>>> migsByNode = new TreeMap<>(); // node -> profile -> MIG ids
         for (ResourceClaim c : claims.getStore().list()) {
-            if (madeByGantry(c)) {
+            if (gantrys(c)) {
                 continue;
             }
             for (DraDevices.DeviceRef ref : allocatedDevices(c)) {
@@ -520,6 +727,27 @@ public class DeviceClaims implements HeldElsewhere {
     }
 
     // --- reading claims ---
+
+    /**
+     * Whether the claim's devices are Gantry's: a claim it made, or a user's claim it allocated (each pod it is reserved for
+     * marked with its gang, {@code gang.gantry.dev/<pod>}).
+     */
+    static boolean gantrys(ResourceClaim c) {
+        return madeByGantry(c) || !gangs(c).isEmpty() && gangs(c).keySet().containsAll(reservedPods(c));
+    }
+
+    /** The {@code gang.gantry.dev/<pod>} marks of a claim: pod -> {@code <gang label>/<attempt>}. */
+    private static Map<String, String> gangs(ResourceClaim c) {
+        Map<String, String> out = new TreeMap<>();
+        if (c.getMetadata() != null && c.getMetadata().getAnnotations() != null) {
+            c.getMetadata().getAnnotations().forEach((k, v) -> {
+                if (k.startsWith(GANG_ANNOTATION_PREFIX)) {
+                    out.put(k.substring(GANG_ANNOTATION_PREFIX.length()), v);
+                }
+            });
+        }
+        return out;
+    }
 
     static boolean madeByGantry(ResourceClaim c) {
         return c.getMetadata() != null && c.getMetadata().getLabels() != null

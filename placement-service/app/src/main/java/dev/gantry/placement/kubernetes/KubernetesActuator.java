@@ -47,9 +47,11 @@ import org.jboss.logging.Logger;
  * <p>With Dynamic Resource Allocation on ({@link DeviceClaims#enabled()}) a pod of an API job asks for
  * its GPUs through a ResourceClaim instead of {@code nvidia.com/gpu} limits, and each task goes
  * pod (made, not bound) → claim (made, allocated to exactly the chosen devices, reserved for the pod)
- * → Binding. The placement was recorded before any of it, so a crash anywhere in between leaves a
- * placement the sweep launches again: the pod and the claim are found and reused, or, if that launch
- * fails, deleted with the claims released, as on any rollback. Transient API errors (connection, 429, 5xx) are
+ * → Binding; a user's gang's pods that reference claims of their own have those claims allocated
+ * ({@link DeviceClaims#allocateUserClaims}) before any pod of the gang is bound. The placement was
+ * recorded before any of it, so a crash anywhere in between leaves a placement the sweep launches
+ * again: the pod and the claim are found and reused, or, if that launch fails, deleted with the claims
+ * released, as on any rollback. Transient API errors (connection, 429, 5xx) are
  * retried with exponential backoff. Every call here blocks.
  */
 @ApplicationScoped
@@ -109,16 +111,31 @@ public class KubernetesActuator implements ClusterActuator {
         List<String> created = new ArrayList<>();
         List<String> boundUserPods = new ArrayList<>();
         List<String> claimed = new ArrayList<>();
+        List<String> userClaims = new ArrayList<>();
         try {
+            Map<String, Pod> users = new LinkedHashMap<>();
+            for (TaskBinding task : gang.ref().userPods() ? gang.tasks() : List.<TaskBinding>of()) {
+                String podName = gang.userPods().get(task.task());
+                Pod pod = podName == null ? null : retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
+                if (pod == null) {
+                    throw new ClusterActionException("pod for task " + task.task() + " of gang " + gang.ref().label() + " is gone", false, null);
+                }
+                users.put(task.task(), pod);
+            }
+            if (claims.enabled() && gang.ref().userPods()) { // every user pod's own claims are allocated before any pod is bound: a bound pod cannot be unbound
+                for (TaskBinding task : gang.tasks()) {
+                    Pod pod = users.get(task.task());
+                    if (pod != null && pod.getSpec().getNodeName() == null) {
+                        claims.allocateUserClaims(ns, pod, task, gang.ref().label(), gang.attempt(), userClaims);
+                    }
+                }
+            }
             for (TaskBinding task : gang.tasks()) {
                 String podName;
                 Pod pod;
                 if (gang.ref().userPods()) {
-                    podName = gang.userPods().get(task.task());
-                    pod = podName == null ? null : retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
-                    if (pod == null) {
-                        throw new ClusterActionException("pod for task " + task.task() + " of gang " + gang.ref().label() + " is gone", false, null);
-                    }
+                    pod = users.get(task.task());
+                    podName = pod.getMetadata().getName();
                 } else {
                     podName = podName(gang, task.task());
                     Pod existing = retry("get pod " + podName, () -> client.pods().inNamespace(ns).withName(podName).get());
@@ -171,6 +188,7 @@ public class KubernetesActuator implements ClusterActuator {
             }
             try {
                 claims.release(ns, claimed); // none of these pods will run: their devices go back
+                claims.releaseUserClaims(ns, userClaims, Set.copyOf(gang.userPods().values()));
             } catch (RuntimeException cleanup) {
                 LOG.warnf("rolling back gang %s: claims not released (the sweep does it): %s", gang.ref().label(), cleanup.toString());
             }

@@ -69,15 +69,19 @@ public final class PodGangs {
         return 0;
     }
 
-    /** The pending job a set of waiting pods makes; {@code submittedAt} null: the oldest pod's creation. */
-    public static UserGang gang(UUID jobId, String label, List<Pod> waiting, Instant submittedAt) {
+    /**
+     * The pending job a set of waiting pods makes; {@code submittedAt} null: the oldest pod's creation. {@code claims}: what each
+     * pod's own ResourceClaims ask for (DRA; {@link UserClaims.Ask#NONE} when it references none or DRA is off).
+     */
+    public static UserGang gang(UUID jobId, String label, List<Pod> waiting, Instant submittedAt,
+            java.util.function.Function<Pod, UserClaims.Ask> claims) {
         List<Pod> pods = new ArrayList<>(waiting);
         pods.sort(Comparator.comparing(p -> p.getMetadata().getName()));
         Map<String, String> labels = pods.get(0).getMetadata().getLabels();
         // pods of one shape form one task group, in the order the shapes first appear
         Map<Shape, List<Pod>> byShape = new LinkedHashMap<>();
         for (Pod p : pods) {
-            byShape.computeIfAbsent(shape(p), k -> new ArrayList<>()).add(p);
+            byShape.computeIfAbsent(shape(p, claims.apply(p)), k -> new ArrayList<>()).add(p);
         }
         List<JobQueued.TaskGroup> groups = new ArrayList<>();
         Map<String, String> podByTask = new LinkedHashMap<>();
@@ -131,9 +135,11 @@ public final class PodGangs {
      * for what one task group cannot say (MIG devices of two profiles, or MIG devices and whole GPUs, or a
      * {@code nvidia.com/mig-} resource that names no profile) keeps what it asked for in {@code migProfile},
      * which is then no valid profile: admission refuses the gang, saying what was asked, rather than it being
-     * placed as something else (as a pod without GPUs, say).
+     * placed as something else (as a pod without GPUs, say). With DRA, devices the pod's own claims ask for
+     * ({@code claims}, read by {@link UserClaims}) are its devices the same way; a claim Gantry cannot read, or claims
+     * beside {@code nvidia.com/gpu} or {@code nvidia.com/mig-} limits, are refused the same way, quoting why.
      */
-    static Shape shape(Pod pod) {
+    static Shape shape(Pod pod, UserClaims.Ask claims) {
         int gpus = gpus(pod);
         java.util.SortedSet<String> migResources = new java.util.TreeSet<>();
         for (Container c : pod.getSpec().getContainers()) {
@@ -144,6 +150,14 @@ public final class PodGangs {
                     }
                 }
             }
+        }
+        if (claims.refused() || claims.devices() > 0 && (gpus > 0 || !migResources.isEmpty())) {
+            String why = claims.refused() ? claims.refusal()
+                    : "one pod asks for " + (gpus > 0 ? KubernetesActuator.GPU_RESOURCE : String.join(" and ", migResources)) + " and " + claims.asked();
+            return new Shape(1, why, cpuMillis(pod), memoryMiB(pod)); // no valid profile: admission refuses, quoting it
+        }
+        if (claims.devices() > 0) {
+            return new Shape(claims.devices(), claims.migProfile(), cpuMillis(pod), memoryMiB(pod));
         }
         if (migResources.isEmpty()) {
             return new Shape(gpus, null, cpuMillis(pod), memoryMiB(pod));

@@ -284,8 +284,12 @@ public class PodWatcher {
         if (min == 0 || waiting.size() < min) {
             return Uni.createFrom().voidItem();
         }
+        Map<Pod, UserClaims.Ask> asks = asks(label, waiting);
+        if (asks == null) {
+            return Uni.createFrom().voidItem();
+        }
         UUID jobId = UUID.randomUUID();
-        PodGangs.UserGang g = PodGangs.gang(jobId, label, waiting, null);
+        PodGangs.UserGang g = PodGangs.gang(jobId, label, waiting, null, asks::get);
         ClusterGang row = new ClusterGang();
         row.jobId = jobId;
         row.namespace = namespace;
@@ -332,12 +336,31 @@ public class PodWatcher {
                                         waiting.size() + " of " + Math.max(min, 1) + " pods waiting", Instant.now())))
                         .replaceWithVoid();
             }
-            if (podsChanged) {
-                row.pods = EventCodec.toJson(new LinkedHashMap<>(PodGangs.gang(row.jobId, row.gangLabel, waiting, null).podByTask()));
+            Map<Pod, UserClaims.Ask> asks = podsChanged ? asks(row.gangLabel, waiting) : null;
+            if (asks != null) {
+                row.pods = EventCodec.toJson(new LinkedHashMap<>(PodGangs.gang(row.jobId, row.gangLabel, waiting, null, asks::get).podByTask()));
                 return row.persist().replaceWithVoid();
             }
             return Uni.createFrom().voidItem();
         });
+    }
+
+    /**
+     * What each pod's own ResourceClaims ask for (DRA); null while a claim is not known yet (a template's claim the
+     * resourceclaim controller has not made, or the informer has not seen): the gang is looked at again next time.
+     */
+    private Map<Pod, UserClaims.Ask> asks(String label, List<Pod> pods) {
+        Map<Pod, UserClaims.Ask> asks = new java.util.IdentityHashMap<>();
+        for (Pod p : pods) {
+            UserClaims.Ask ask = claims.ask(p);
+            if (ask == null) {
+                LOG.debugf("gang %s/%s: a claim of pod %s is not made yet", namespace, label, p.getMetadata().getName());
+                dirty.add(label);
+                return null;
+            }
+            asks.put(p, ask);
+        }
+        return asks;
     }
 
     /** A running job's pods: one gone, or their phases, end it. */

@@ -10,6 +10,8 @@ import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
+import dev.gantry.contracts.placements.PodGangFormed;
+import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.placement.cluster.ClusterActuator;
 import dev.gantry.placement.cluster.Leadership;
 import dev.gantry.testing.TestDatabase;
@@ -135,6 +137,7 @@ class DraBinderTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> gantryClaims().isEmpty());
         driver.resources(ResourceClaim.class).inNamespace("team-x").delete();
         driver.pods().inNamespace(NS).delete();
+        driver.resources(ResourceClaim.class).inNamespace(NS).withLabel(USER_CLAIM).delete();
         assertEveryServiceRequestIsAllowedByTheRbacRules();
         driver.close();
     }
@@ -220,6 +223,7 @@ class DraBinderTest {
     @Test
     void aFourGpuTasksClaimNamesTheFourDevicesOfOneIslandAndIsAllocatedBeforeThePodIsBound() throws Exception {
         UUID jobId = UUID.randomUUID();
+        int before = requests().size(); // the requests of earlier tests (their Bindings) are not this job's
         try (TestNats nats = TestNats.connect(natsUrl)) {
             nats.publish(apiJob(jobId, List.of(new JobQueued.TaskGroup("worker", 1, 4, null, 1000, 1000, "trainer:7", null))));
         }
@@ -258,7 +262,8 @@ class DraBinderTest {
                     assertThat(f.getValues()).containsExactly(NODE);
                 }));
         // record, allocate, then bind: the claim's status was written before the Binding was posted
-        List<String> order = requests().stream().map(r -> r.getMethod() + " " + r.getPath())
+        List<RecordedRequest> seen = requests();
+        List<String> order = seen.subList(before, seen.size()).stream().map(r -> r.getMethod() + " " + r.getPath())
                 .filter(r -> r.contains("/resourceclaims/" + claimName + "/status") || r.endsWith("/bindings") && r.startsWith("POST"))
                 .toList();
         assertThat(order).first().asString().contains("/resourceclaims/" + claimName + "/status");
@@ -481,6 +486,294 @@ class DraBinderTest {
         assertThat(claim(first + "-gpus")).as("and the claim allocated for one of them released").isNull();
         assertThat(driver.resources(ResourceClaim.class).inNamespace("team-x").withName("their-gpu-6").get().getStatus().getAllocation())
                 .as("someone else's claim is left alone").isNotNull();
+    }
+
+    // --- users' own pods with their own claims ---
+
+    private static final String USER_CLAIM = "test.gantry.dev/user-claim";
+
+    /** A user's claim (or a claim the resourceclaim controller made from a template) with one request. */
+    private ResourceClaim userClaim(String name, String deviceClass, Long count, String allocationMode, String... selectors) {
+        var request = new io.fabric8.kubernetes.api.model.resource.v1.ExactDeviceRequestBuilder().withDeviceClassName(deviceClass)
+                .withAllocationMode(allocationMode).withCount(count);
+        for (String cel : selectors) {
+            request.addNewSelector().withNewCel().withExpression(cel).endCel().endSelector();
+        }
+        return driver.resources(ResourceClaim.class).inNamespace(NS).resource(new ResourceClaimBuilder()
+                .withNewMetadata().withName(name).withNamespace(NS).addToLabels(USER_CLAIM, "true").endMetadata()
+                .withNewSpec().withNewDevices().addNewRequest().withName("gpus").withExactly(request.build()).endRequest().endDevices().endSpec()
+                .build()).create();
+    }
+
+    /**
+     * Pod {@code i} of a user's gang as their operator makes it (scheduler gantry, gang labels), asking for its devices through the
+     * claim {@code claim} or, with {@code template}, through a claim the resourceclaim controller makes from that template.
+     */
+    private static Pod userClaimPod(String label, int i, int minAvailable, String claim, String template) {
+        return new PodBuilder().withNewMetadata().withName(label + "-" + i).withNamespace(NS)
+                .addToLabels("gantry.dev/job", label).addToLabels("gantry.dev/min-available", String.valueOf(minAvailable))
+                .addToLabels("gantry.dev/queue", "k8s-test")
+                .endMetadata()
+                .withNewSpec().withSchedulerName("gantry")
+                .addNewToleration().withKey(TAINT.key()).withValue(TAINT.value()).withEffect("NoSchedule").endToleration()
+                .addNewContainer().withName("main").withImage("pytorch:2").withNewResources().addToRequests("cpu", new io.fabric8.kubernetes.api.model.Quantity("500m"))
+                .addNewClaim().withName("gpus").endClaim().endResources().endContainer()
+                .addNewResourceClaim().withName("gpus").withResourceClaimName(claim).withResourceClaimTemplateName(template).endResourceClaim()
+                .endSpec().build();
+    }
+
+    private UUID userGangId(String label) {
+        String id = db.queryString("select job_id::text from cluster_gang where namespace = ? and gang_label = ? and user_pods", NS, label);
+        return id == null ? null : UUID.fromString(id);
+    }
+
+    private PodGangFormed formedGang(String label) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> userGangId(label) != null
+                && outbox(Subjects.PLACEMENTS_GANG_FORMED, userGangId(label)) == 1);
+        String envelope = db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
+                Subjects.PLACEMENTS_GANG_FORMED, userGangId(label).toString());
+        return EventCodec.decode(envelope, PodGangFormed.class).payload();
+    }
+
+    /** Plays admission-service: the gang placement reported is queued. */
+    private UUID admit(String label) throws Exception {
+        PodGangFormed gang = formedGang(label);
+        JobQueued pods = gang.spec();
+        JobQueued admitted = new JobQueued(gang.jobId(), pods.name(), pods.queue(), PodGangFormed.SUBMITTER_PREFIX + NS, 10,
+                pods.submittedAt(), pods.minAvailable(), pods.taskGroups(), pods.gpuModels(), pods.gpuTopology(), pods.network(),
+                pods.requireInfiniBand(), pods.nodeSelector(), pods.tolerations(), pods.preemptible(), pods.checkpointable(),
+                pods.estimatedRuntimeSeconds());
+        started.add(gang.jobId());
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, gang.jobId().toString(), admitted));
+        }
+        return gang.jobId();
+    }
+
+    private Pod pod(String name) {
+        return driver.pods().inNamespace(NS).withName(name).get();
+    }
+
+    private boolean allocated(String claim) {
+        ResourceClaim c = claim(claim);
+        return c != null && c.getStatus() != null && c.getStatus().getAllocation() != null;
+    }
+
+    @Test
+    void aUsersPodWithItsOwnGpuClaimForFourGetsTheFourDevicesOfOneIslandInIt() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-claim-" + tag;
+        String claimName = "their-gpus-" + tag;
+        int before = requests().size();
+        userClaim(claimName, "gpu.nvidia.com", 4L, "ExactCount");
+        driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
+
+        assertThat(formedGang(label).spec().taskGroups()).as("the claim is read as four whole GPUs").singleElement().satisfies(g -> {
+            assertThat(g.gpusPerReplica()).isEqualTo(4);
+            assertThat(g.migProfile()).isNull();
+        });
+        UUID jobId = admit(label);
+        await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0"));
+        Pod pod = pod(label + "-0");
+        ResourceClaim claim = claim(claimName);
+        Set<Integer> indices = indicesOf(claim);
+        assertThat(indices).as("exactly the GPUs Gantry chose").containsExactlyElementsOf(allocatedIndices(jobId, "pod-0"));
+        assertThat(indices).as("the four devices of one NVLink island").satisfiesAnyOf(
+                i -> assertThat(i).isEqualTo(ISLAND_A), i -> assertThat(i).isEqualTo(ISLAND_B));
+        assertThat(claim.getStatus().getAllocation().getDevices().getResults()).allSatisfy(r -> assertThat(r.getRequest()).isEqualTo("gpus"));
+        assertThat(claim.getStatus().getReservedFor()).singleElement().satisfies(r -> {
+            assertThat(r.getResource()).isEqualTo("pods");
+            assertThat(r.getName()).isEqualTo(label + "-0");
+            assertThat(r.getUid()).isEqualTo(pod.getMetadata().getUid());
+        });
+        List<RecordedRequest> during = requests();
+        List<String> order = during.subList(before, during.size()).stream().map(r -> r.getMethod() + " " + r.getPath())
+                .filter(r -> r.contains("/resourceclaims/" + claimName + "/status") || r.equals("POST /api/v1/namespaces/" + NS + "/bindings"))
+                .toList();
+        assertThat(order).as("allocated, then bound").first().asString().contains("/resourceclaims/" + claimName + "/status");
+        assertThat(claims.held()).as("the devices Gantry allocated for the user's pod are Gantry's, not someone else's")
+                .noneMatch(h -> h.node().equals(NODE) && h.gpus().stream().anyMatch(indices::contains));
+
+        runTo(pod, "Succeeded");
+        await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1 && !allocated(claimName));
+        assertThat(claim(claimName)).as("the user's claim is deallocated, not deleted").isNotNull();
+        assertThat(claim(claimName).getStatus().getReservedFor()).isNullOrEmpty();
+    }
+
+    @Test
+    void aTemplatesClaimIsAllocatedOnceTheResourceClaimControllerHasMadeIt() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-template-" + tag;
+        Pod pod = driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, null, "two-gpus")).create();
+        // the resourceclaim controller has not made the pod's claim yet: nothing is bound, a launch now is refused
+        ClusterActuator.Gang gang = new ClusterActuator.Gang(new ClusterActuator.GangRef(UUID.randomUUID(), NS, label, true), null,
+                List.of(new ClusterActuator.TaskBinding("pod-0", NODE, List.of(0, 1), null)), Map.of("pod-0", label + "-0"), 1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> actuator.launch(gang))
+                .isInstanceOf(dev.gantry.placement.cluster.ClusterActionException.class)
+                .hasMessageContaining("template two-gpus").hasMessageContaining("not made yet")
+                .satisfies(e -> assertThat(((dev.gantry.placement.cluster.ClusterActionException) e).permanent()).as("retried").isFalse());
+        assertThat(bound(label + "-0")).isFalse();
+        assertThat(pod(label + "-0").getMetadata().getDeletionTimestamp()).as("the user's pod is left alone").isNull();
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> userGangId(label) == null);
+
+        // the controller makes the claim from the template and names it in the pod's status
+        String claimName = label + "-0-gpus-x7k2p";
+        ResourceClaim made = userClaim(claimName, "gpu.nvidia.com", 2L, null);
+        driver.resources(ResourceClaim.class).inNamespace(NS).resource(new ResourceClaimBuilder(made).editMetadata()
+                .addToAnnotations("resource.kubernetes.io/pod-claim-name", "gpus")
+                .addNewOwnerReference().withApiVersion("v1").withKind("Pod").withName(pod.getMetadata().getName())
+                .withUid(pod.getMetadata().getUid()).withController(true).endOwnerReference().endMetadata().build()).update();
+        driver.pods().inNamespace(NS).resource(new PodBuilder(pod(label + "-0")).withNewStatus().withPhase("Pending")
+                .addNewResourceClaimStatus().withName("gpus").withResourceClaimName(claimName).endResourceClaimStatus().endStatus().build())
+                .update();
+
+        assertThat(formedGang(label).spec().taskGroups()).singleElement().satisfies(g -> assertThat(g.gpusPerReplica()).isEqualTo(2));
+        UUID jobId = admit(label);
+        await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0") && allocated(claimName));
+        assertThat(indicesOf(claim(claimName))).containsExactlyElementsOf(allocatedIndices(jobId, "pod-0"));
+        assertThat(claim(claimName).getStatus().getReservedFor()).singleElement()
+                .satisfies(r -> assertThat(r.getName()).isEqualTo(label + "-0"));
+    }
+
+    @Test
+    void aUsersMigClaimGetsAFreeMigDeviceOfItsProfile() throws Exception {
+        String migNode = "dra-mig-user";
+        driver.resources(ResourceSlice.class).resource(NvidiaDraSlices.migNode(migNode)).create();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, migNode, new NodeChanged(System.nanoTime(), migNode(migNode))));
+        }
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = ? and not removed", migNode) == 1);
+            othersClaimOn("their-3g-0", migNode, NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, 0));
+            await().atMost(Duration.ofSeconds(10)).until(() -> claims.held(List.of(migNode(migNode))).stream()
+                    .anyMatch(h -> h.migDevices().equals(List.of(NvidiaDraSlices.migUuidOf(migNode, 2, 0)))));
+            String tag = UUID.randomUUID().toString().substring(0, 6);
+            String label = "user-mig-claim-" + tag;
+            String claimName = "their-mig-" + tag;
+            userClaim(claimName, "mig.nvidia.com", 1L, "ExactCount", "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'");
+            driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
+
+            assertThat(formedGang(label).spec().taskGroups()).singleElement().satisfies(g -> {
+                assertThat(g.migProfile()).isEqualTo("3g.40gb");
+                assertThat(g.gpusPerReplica()).as("MIG devices").isEqualTo(1);
+            });
+            UUID jobId = admit(label);
+            await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0") && allocated(claimName));
+            assertThat(db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid", jobId.toString()))
+                    .as("the free 3g.40gb device").isEqualTo(NvidiaDraSlices.migUuidOf(migNode, 2, 4));
+            assertThat(claim(claimName).getStatus().getAllocation().getDevices().getResults()).singleElement().satisfies(r -> {
+                assertThat(r.getPool()).isEqualTo(migNode);
+                assertThat(r.getDevice()).isEqualTo(NvidiaDraSlices.migDeviceOf(2, "3g.40gb", 9, 4));
+                assertThat(r.getRequest()).isEqualTo("gpus");
+            });
+            runTo(pod(label + "-0"), migNode, "Succeeded");
+            await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_COMPLETED, jobId) == 1 && !allocated(claimName));
+        } finally {
+            driver.resources(ResourceClaim.class).inNamespace("team-x").withName("their-3g-0").delete();
+            try (TestNats nats = TestNats.connect(natsUrl)) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_REMOVED, migNode, new dev.gantry.contracts.nodes.NodeRemoved(System.nanoTime(), migNode)));
+            }
+            driver.resources(ResourceSlice.class).withName(migNode + "-gpu.nvidia.com").delete();
+        }
+    }
+
+    @Test
+    void aClaimGantryCannotReadExactlyIsRefusedWithItsReasonNotPlacedAsSomethingElse() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        Map<String, String> why = new java.util.LinkedHashMap<>();
+        userClaim("all-" + tag, "gpu.nvidia.com", null, "All");
+        why.put("all-" + tag, "allocationMode All");
+        userClaim("fpga-" + tag, "fpga.example.com", 1L, "ExactCount");
+        why.put("fpga-" + tag, "class fpga.example.com");
+        userClaim("h100-" + tag, "gpu.nvidia.com", 2L, "ExactCount", "device.attributes['gpu.nvidia.com'].productName == 'H100'");
+        why.put("h100-" + tag, "productName == 'H100'");
+        userClaim("anymig-" + tag, "mig.nvidia.com", 1L, "ExactCount");
+        why.put("anymig-" + tag, "of any profile");
+        for (String claimName : why.keySet()) {
+            driver.pods().inNamespace(NS).resource(userClaimPod("refused-" + claimName, 0, 1, claimName, null)).create();
+        }
+        why.forEach((claimName, reason) -> {
+            JobQueued.TaskGroup group = formedGang("refused-" + claimName).spec().taskGroups().getFirst();
+            assertThat(group.migProfile()).as("what was asked, which admission refuses as no MIG profile")
+                    .contains("claim " + claimName).contains(reason);
+            assertThat(MigProfile.valid(group.migProfile())).isFalse();
+            assertThat(allocated(claimName)).isFalse();
+        });
+    }
+
+    @Test
+    void aUsersClaimAllocatedBySomeoneElseIsNeverOverwritten() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-taken-" + tag;
+        String claimName = "taken-" + tag;
+        ResourceClaim made = userClaim(claimName, "gpu.nvidia.com", 1L, "ExactCount");
+        // kube-scheduler allocated it for another pod of the user's
+        driver.resources(ResourceClaim.class).inNamespace(NS).resource(new ResourceClaimBuilder(made)
+                .withStatus(new ResourceClaimStatusBuilder().withNewAllocation().withNewDevices().addNewResult().withRequest("gpus")
+                        .withDriver(NvidiaDraSlices.DRIVER).withPool(NODE).withDevice(NvidiaDraSlices.deviceOf(7)).endResult().endDevices()
+                        .endAllocation().addNewReservedFor().withResource("pods").withName("their-other-pod").withUid("u-2").endReservedFor().build())
+                .build()).updateStatus();
+        await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(7)));
+        driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
+        UUID jobId = admit(label);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) >= 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("allocated already, not by Gantry").contains("not overwritten");
+        assertThat(bound(label + "-0")).isFalse();
+        ResourceClaim after = claim(claimName);
+        assertThat(after.getStatus().getAllocation().getDevices().getResults()).singleElement()
+                .satisfies(r -> assertThat(r.getDevice()).isEqualTo(NvidiaDraSlices.deviceOf(7)));
+        assertThat(after.getStatus().getReservedFor()).singleElement().satisfies(r -> assertThat(r.getName()).isEqualTo("their-other-pod"));
+        assertThat(after.getMetadata().getAnnotations()).as("not marked as Gantry's").isNullOrEmpty();
+    }
+
+    @Test
+    void aClaimTwoPodsOfOneGangShareFailsTheGangSayingSoAndIsLeftUnallocated() throws Exception {
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-shared-" + tag;
+        String claimName = "shared-" + tag;
+        userClaim(claimName, "gpu.nvidia.com", 1L, "ExactCount");
+        for (int i = 0; i < 2; i++) {
+            driver.pods().inNamespace(NS).resource(userClaimPod(label, i, 2, claimName, null)).create();
+        }
+        UUID jobId = admit(label);
+        await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) >= 1);
+        assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
+                jobId.toString())).contains("a claim shared by pods of one gang is not supported");
+        assertThat(bound(label + "-0") || bound(label + "-1")).isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !allocated(claimName));
+    }
+
+    @Test
+    void aRollbackClearsTheAllocationOfAUsersClaimAndLeavesTheClaimAndItsPods() throws Exception {
+        othersClaim("their-gpu-5", NvidiaDraSlices.deviceOf(5));
+        await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(5)));
+        String tag = UUID.randomUUID().toString().substring(0, 6);
+        String label = "user-rollback-" + tag;
+        for (int i = 0; i < 2; i++) {
+            userClaim("rb-" + tag + "-" + i, "gpu.nvidia.com", 4L, "ExactCount");
+            driver.pods().inNamespace(NS).resource(userClaimPod(label, i, 3, "rb-" + tag + "-" + i, null)).create(); // 2 of 3: no gang
+        }
+        // as a stale plan would have it: the second pod on an island of which someone else holds a GPU
+        ClusterActuator.Gang gang = new ClusterActuator.Gang(new ClusterActuator.GangRef(UUID.randomUUID(), NS, label, true), null,
+                List.of(new ClusterActuator.TaskBinding("pod-0", NODE, List.of(0, 1, 2, 3), null),
+                        new ClusterActuator.TaskBinding("pod-1", NODE, List.of(4, 5, 6, 7), null)),
+                Map.of("pod-0", label + "-0", "pod-1", label + "-1"), 1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> actuator.launch(gang))
+                .isInstanceOf(dev.gantry.placement.cluster.ClusterActionException.class)
+                .hasMessageContaining("allocated to claim team-x/their-gpu-5");
+        assertThat(requests().stream().map(r -> r.getMethod() + " " + r.getPath()))
+                .as("the first pod's claim was allocated before the second failed")
+                .contains("PUT /apis/resource.k8s.io/v1/namespaces/" + NS + "/resourceclaims/rb-" + tag + "-0/status");
+        for (int i = 0; i < 2; i++) {
+            ResourceClaim c = claim("rb-" + tag + "-" + i);
+            assertThat(c).as("the user's claim stays").isNotNull();
+            assertThat(c.getStatus() == null || c.getStatus().getAllocation() == null).as("and is not allocated").isTrue();
+            assertThat(c.getMetadata().getAnnotations()).as("nor marked").isNullOrEmpty();
+            assertThat(bound(label + "-" + i)).isFalse();
+            assertThat(pod(label + "-" + i).getMetadata().getDeletionTimestamp()).as("no pod was bound, so none is deleted").isNull();
+        }
     }
 
     /** A pod as the actuator makes it in DRA mode, unbound. */
