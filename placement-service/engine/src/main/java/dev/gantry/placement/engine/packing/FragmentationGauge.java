@@ -32,8 +32,19 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class FragmentationGauge {
 
-    /** Shapes kept: the most common ones carry the measure; the long tail only costs time. */
-    static final int MAX_SHAPES = 64;
+    /**
+     * Shapes kept: the most common ones until they cover {@link #COVERAGE} of the pods counted (FGD's
+     * typical pods, popularity threshold 95%), at least {@link #MIN_SHAPES} and at most this many
+     * (the long tail only costs time). A fixed number of the most common shapes is not enough: where
+     * pods name GPU models (OpenB gpuspec25/33: a fifth to a third of the pods, in hundreds of small
+     * classes), the first 64 shapes held two thirds of the model-bound pods' share, and the gauge let
+     * pods of any model take the scarce models those pods need.
+     */
+    static final int MAX_SHAPES = 256;
+    /** Shapes kept at least, however few cover {@link #COVERAGE} (the gauge kept 64 before coverage decided). */
+    static final int MIN_SHAPES = 64;
+    /** Share of the pods counted that the shapes kept must cover. */
+    static final double COVERAGE = 0.95;
 
     /** A pod shape and its share of the workload; {@code milli} non-null for a GPU-sharing pod. */
     record Shape(int gpus, Integer milli, long cpuMillis, long memoryMiB, Set<String> models, double weight) {
@@ -127,8 +138,13 @@ public final class FragmentationGauge {
         List<Map.Entry<Key, Double>> common = new ArrayList<>(counts.entrySet());
         common.sort(Map.Entry.<Key, Double>comparingByValue().reversed()
                 .thenComparing(e -> e.getKey().toString())); // deterministic among equal counts
-        List<Map.Entry<Key, Double>> kept = common.subList(0, Math.min(MAX_SHAPES, common.size()));
-        double total = kept.stream().mapToDouble(Map.Entry::getValue).sum();
+        double all = common.stream().mapToDouble(Map.Entry::getValue).sum();
+        int n = 0;
+        double total = 0;
+        while (n < common.size() && n < MAX_SHAPES && (n < MIN_SHAPES || total < COVERAGE * all)) {
+            total += common.get(n++).getValue();
+        }
+        List<Map.Entry<Key, Double>> kept = common.subList(0, n);
         List<Shape> shapes = new ArrayList<>();
         for (Map.Entry<Key, Double> e : kept) {
             Key k = e.getKey();
