@@ -164,7 +164,13 @@ public final class FragmentationGauge {
             Key k = e.getKey();
             shapes.add(new Shape(k.gpus(), k.milli(), k.cpuMillis(), k.memoryMiB(), k.models(), e.getValue() / total));
         }
-        return new FragmentationGauge(shapes, claimed(shapes, nodes));
+        // the model-bound demand from every shape counted: the long tail of small model-bound classes is most of it
+        List<Shape> everyShape = new ArrayList<>();
+        for (Map.Entry<Key, Double> e : common) {
+            Key k = e.getKey();
+            everyShape.add(new Shape(k.gpus(), k.milli(), k.cpuMillis(), k.memoryMiB(), k.models(), e.getValue() / all));
+        }
+        return new FragmentationGauge(shapes, claimed(everyShape, nodes));
     }
 
     /**
