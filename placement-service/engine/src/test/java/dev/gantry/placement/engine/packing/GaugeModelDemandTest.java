@@ -94,4 +94,36 @@ class GaugeModelDemandTest {
         int node = packer.candidates(st, any, Replica.of(any), 1).getFirst().tasks().getFirst().node();
         assertThat(st.node(node).gpuModel()).isEqualTo("G2");
     }
+
+    /**
+     * The model-bound demand is counted over every shape the mix holds, not only the shapes the
+     * gauge keeps: model-bound pods come in many small classes, the long tail the gauge drops.
+     * Here 300 G3-bound classes of one pod each (9% of the pods, 300 of the 304 G3 GPUs if the
+     * workload filled the cluster) lie beyond the 256 shapes kept.
+     */
+    @Test
+    void modelBoundDemandInTheLongTailStillKeepsItsModel() {
+        List<Node> nodes = new java.util.ArrayList<>();
+        for (int i = 0; i < 38; i++) {
+            nodes.add(new Node("g2-" + i, "G2", 8, null, null, 128_000, 1_000_000, null, null, null, null, true, true));
+            // the G3 nodes have less CPU: best fit among nodes the gauge sees as equal would take them first
+            nodes.add(new Node("g3-" + i, "G3", 8, null, null, 96_000, 1_000_000, null, null, null, null, true, true));
+        }
+        WorkloadMix mix = new WorkloadMix();
+        for (int c = 0; c < 300; c++) {
+            for (int i = 0; i < 10; i++) {
+                mix.record(pod("any-" + c + "-" + i, 1000 + 10L * c, List.of()));
+            }
+            mix.record(pod("g3-" + c, 1005 + 10L * c, List.of("G3")));
+        }
+        PendingJob any = pod("any", 4000, List.of());
+        Scenario sc = new Scenario(base.format(), "tail-g3", 0, nodes, base.queues(), List.of(), List.of(any));
+        FragmentationGauge gauge = FragmentationGauge.of(sc, mix);
+        assertThat(gauge.shapes()).as("the G3-bound classes are all beyond the shapes kept")
+                .hasSize(FragmentationGauge.MAX_SHAPES).allMatch(s -> s.models().isEmpty());
+        GangPacker packer = new GangPacker(sc.nodes(), gauge, GpuSpeeds.NONE);
+        ClusterState st = new ClusterState(sc);
+        int node = packer.candidates(st, any, Replica.of(any), 1).getFirst().tasks().getFirst().node();
+        assertThat(st.node(node).gpuModel()).isEqualTo("G2");
+    }
 }
