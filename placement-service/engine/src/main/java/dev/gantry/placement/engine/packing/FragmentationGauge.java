@@ -35,10 +35,11 @@ public final class FragmentationGauge {
     /**
      * Shapes kept: the most common ones until they cover {@link #COVERAGE} of the pods counted (FGD's
      * typical pods, popularity threshold 95%), at least {@link #MIN_SHAPES} and at most this many
-     * (the long tail only costs time). A fixed number of the most common shapes is not enough: where
-     * pods name GPU models (OpenB gpuspec25/33: a fifth to a third of the pods, in hundreds of small
-     * classes), the first 64 shapes held two thirds of the model-bound pods' share, and the gauge let
-     * pods of any model take the scarce models those pods need.
+     * (the long tail only costs time). A fixed number of the most common shapes weighs the workload
+     * wrongly where pods name GPU models (OpenB gpuspec25/33: a fifth to a third of the pods, in
+     * hundreds of small classes): the first 64 shapes gave the model-bound pods two thirds of their
+     * share. Alone this changed OpenB's figures within noise; what keeps scarce models for their
+     * pods is {@link #displaced} (docs/benchmarks.md).
      */
     static final int MAX_SHAPES = 256;
     /** Shapes kept at least, however few cover {@link #COVERAGE} (the gauge kept 64 before coverage decided). */
@@ -72,7 +73,7 @@ public final class FragmentationGauge {
      * workload filled the cluster (at most 1): what a GPU of that model is worth to them. Popularity
      * alone cannot see it: a model few classes may use counts its free GPUs as fragmented for every
      * other class, so filling it lowers the measure most, even when the few pods that need it need
-     * all of it (OpenB gpuspec33: G3 is 5% of the GPUs, named by 1% of the pods, who ask for 42% of
+     * all of it (OpenB gpuspec33: G3 is 5% of the GPUs, named by 1% of the pods, who ask for 41% of
      * it). Empty when no shape names a model.
      */
     private final Map<String, Double> claimed;
