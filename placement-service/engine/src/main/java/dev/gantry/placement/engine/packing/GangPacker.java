@@ -144,8 +144,8 @@ public final class GangPacker {
 
     /**
      * Rank of a pod on a node, lower is better. Without a gauge: what it leaves free there (best
-     * fit by GPUs). With one: the fragmentation it adds (in steps of
-     * {@link #FRAGMENTATION_STEP_MILLI}), then how far apart its GPUs lie ({@link ClusterState#spread}),
+     * fit by GPUs). With one: the fragmentation it adds plus the model-bound demand it displaces
+     * ({@link FragmentationGauge#displaced}; in steps of {@link #FRAGMENTATION_STEP_MILLI}), then how far apart its GPUs lie ({@link ClusterState#spread}),
      * then how slow the node's GPU model is, then what it leaves free (CPU and GPUs). The workload's
      * needs come first: speed and topology only choose among nodes it sees as equal.
      */
@@ -154,7 +154,8 @@ public final class GangPacker {
             return left;
         }
         long slow = r.gpuMilli() > 0 ? slowness[node] : 0;
-        return Math.round(gauge.delta(st, node, r, gpus) / FRAGMENTATION_STEP_MILLI) * FRAGMENTATION_SPAN
+        double cost = gauge.delta(st, node, r, gpus) + gauge.displaced(st.node(node), r);
+        return Math.round(cost / FRAGMENTATION_STEP_MILLI) * FRAGMENTATION_SPAN
                 + st.spread(node, gpus) * SPREAD_SPAN + slow * LEFTOVER_SPAN + leftover(st, node, r, left);
     }
 

@@ -399,7 +399,7 @@ public final class OptionGenerator {
     }
 
     /**
-     * The option's change in expected fragmentation, node by node on the pinned state: other
+     * The option's change in expected fragmentation (with the model-bound demand it displaces), node by node on the pinned state: other
      * options on the same nodes are not seen, so it is the option's own effect, as the packer ranks.
      */
     private long fragmentation(List<GangPacker.Assigned> assigned) {
@@ -412,6 +412,9 @@ public final class OptionGenerator {
         for (Map.Entry<Integer, List<GangPacker.Assigned>> e : byNode.entrySet()) {
             delta += packer.gauge().delta(fixedState, e.getKey(), e.getValue().stream().map(GangPacker.Assigned::replica).toList(),
                     e.getValue().stream().map(GangPacker.Assigned::gpus).toList());
+            for (GangPacker.Assigned a : e.getValue()) {
+                delta += packer.gauge().displaced(fixedState.node(e.getKey()), a.replica()); // as the packer ranks
+            }
         }
         return Math.round(delta);
     }
