@@ -11,7 +11,9 @@ suffix=${GANTRY_DB_SUFFIX:-}
 placement_db=gantry_placement$suffix
 pg_jar=$(ls "$HOME"/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar | sort -V | tail -1)
 samples=$(mktemp)
-running() { psql -h 127.0.0.1 -U postgres -d "$placement_db" -tAc "select count(*) from running_job"; }
+since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+# this run's jobs only: a job left running by anything else (the seed's example job) would hold the drain open
+running() { psql -h 127.0.0.1 -U postgres -d "$placement_db" -tAc "select count(*) from running_job where submitted_at >= '$since'"; }
 ( while true; do echo "$(date +%s.%N) $(running)"; sleep 0.5; done ) > "$samples" &
 poller=$!
 trap 'kill $poller 2>/dev/null || true; rm -f "$samples"' EXIT

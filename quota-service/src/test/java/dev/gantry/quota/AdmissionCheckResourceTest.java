@@ -70,6 +70,41 @@ class AdmissionCheckResourceTest {
         check("{\"user\": \"root-admin\", \"queue\": \"adm-team\", \"resources\": {\"gpus\": 1}}").body("allowed", equalTo(true));
     }
 
+    /**
+     * Admission sends the checks of concurrent submissions together (issue 18: one HTTP exchange per
+     * job was the largest part of a submission's cost). Each is answered in its place as alone; a
+     * malformed one gets 400 in its place and the others their answers; reservations count in order.
+     */
+    @Test
+    void aBatchIsAnsweredCheckByCheckInOrderAndAMalformedCheckSpoilsNothingElse() {
+        String user = "adm-batch-" + UUID.randomUUID().toString().substring(0, 6);
+        String reserve = ", \"jobId\": \"%s\"";
+        String body = "{\"checks\": ["
+                + job(user, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}") + ","
+                + job(user, "ml", "adm-team", 9, "") + ","
+                + "{\"user\": \"\", \"queue\": \"adm-team\", \"resources\": {\"gpus\": 1}},"
+                + job(user, "ml", "adm-closed", 1, "") + ","
+                + job(user, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}") + ","
+                + job(user, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}")
+                + "]}";
+        given().auth().oauth2(TestTokens.service()).contentType(ContentType.JSON).body(body)
+                .when().post("/v1/admission-checks/batch").then().statusCode(200)
+                .body("results.size()", equalTo(6))
+                .body("results[0].status", equalTo(200)).body("results[0].answer.allowed", equalTo(true))
+                .body("results[1].answer.allowed", equalTo(false)).body("results[1].answer.reason", equalTo("ExceedsJobLimit"))
+                .body("results[2].status", equalTo(400)).body("results[2].detail", startsWith("user: "))
+                .body("results[3].answer.reason", equalTo("QueueClosed"))
+                .body("results[4].answer.allowed", equalTo(true))
+                // the queue allows 2 pending jobs a user: the first and fifth checks reserved them
+                .body("results[5].answer.allowed", equalTo(false)).body("results[5].answer.reason", equalTo("TooManyPendingJobs"));
+        assertThat(db.queryLong("select count(*) from admission_reservation where owner = ?", user)).as("the two reservations").isEqualTo(2);
+
+        given().auth().oauth2(TestTokens.service()).contentType(ContentType.JSON).body("{\"checks\": []}")
+                .when().post("/v1/admission-checks/batch").then().statusCode(400);
+        given().contentType(ContentType.JSON).body(body).when().post("/v1/admission-checks/batch").then().statusCode(401);
+        db.execute("delete from admission_reservation where owner = ?", user);
+    }
+
     @Test
     void priorityIsTheQueuesUnlessTheQueueLetsTheJobAskForMore() {
         put("/v1/queues/adm-prio-team", "{\"parent\": \"adm-org\", \"limits\": {\"defaultPriority\": 40, \"maxPriority\": 300}}");

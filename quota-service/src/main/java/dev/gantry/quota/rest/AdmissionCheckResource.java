@@ -6,21 +6,25 @@ import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.service.AdmissionContexts;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.validation.Valid;
+import jakarta.validation.Validator;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
+import jakarta.validation.constraints.Size;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 
@@ -38,6 +42,12 @@ public class AdmissionCheckResource {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    Validator validator;
+
+    /** Most checks in one batch: what a burst of concurrent submissions gathers while one batch is answered. */
+    public static final int MAX_BATCH = 500;
 
     public record JobResources(@NotNull @PositiveOrZero Integer gpus, String gpuModel, @PositiveOrZero Long cpuMillis,
             @PositiveOrZero Long memoryMiB) {
@@ -58,6 +68,47 @@ public class AdmissionCheckResource {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record AdmissionCheckResponse(boolean allowed, String reason, String message, String priorityClass, Integer priority,
             String preemptionPolicy) {
+    }
+
+    /** Several checks in one request, answered in order ({@link #checkAll}). */
+    public record AdmissionCheckBatch(@NotNull @Size(min = 1, max = MAX_BATCH) List<AdmissionCheckRequest> checks) {
+    }
+
+    /** One check's answer in a batch: {@code status} 200 with the answer, or 400 and what is wrong with that check. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record BatchAnswer(int status, AdmissionCheckResponse answer, String detail) {
+    }
+
+    public record AdmissionCheckBatchResponse(List<BatchAnswer> results) {
+    }
+
+    /**
+     * The checks admission gathered while its previous request was answered, in one request: a burst
+     * of submissions then costs quota (and admission) one HTTP exchange per batch instead of one per job.
+     * Each check is validated and decided on its own, one after another, exactly as {@link #check}
+     * would: a malformed one is answered 400 in its place and changes nothing for the others.
+     */
+    @POST
+    @Path("/batch")
+    @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
+    public Uni<AdmissionCheckBatchResponse> checkAll(@Valid @NotNull AdmissionCheckBatch batch) {
+        return Multi.createFrom().iterable(batch.checks())
+                .onItem().transformToUniAndConcatenate(this::answer)
+                .collect().asList()
+                .map(AdmissionCheckBatchResponse::new);
+    }
+
+    private Uni<BatchAnswer> answer(AdmissionCheckRequest request) {
+        if (request == null) {
+            return Uni.createFrom().item(new BatchAnswer(400, null, "a check must not be null"));
+        }
+        var violations = validator.validate(request);
+        if (!violations.isEmpty()) {
+            String detail = violations.stream().sorted(Comparator.comparing(v -> v.getPropertyPath().toString()))
+                    .map(v -> v.getPropertyPath() + ": " + v.getMessage()).reduce((a, b) -> a + "; " + b).orElseThrow();
+            return Uni.createFrom().item(new BatchAnswer(400, null, detail));
+        }
+        return check(request).map(answer -> new BatchAnswer(200, answer, null));
     }
 
     @POST
