@@ -65,17 +65,13 @@ class PodGangAdmissionTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        quota.createContext("/v1/admission-checks", exchange -> {
-            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        quota.createContext("/v1/admission-checks", new QuotaStandIn(body -> {
             checks.add(body);
             boolean full = body.contains("\"queue\":\"full\"");
-            byte[] answer = (full ? "{\"allowed\":false,\"reason\":\"max-pending-jobs\",\"message\":\"queue full has 10 pending jobs, its limit\",\"priority\":null}"
-                    : "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":250}").getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", "application/json");
-            exchange.sendResponseHeaders(200, answer.length);
-            exchange.getResponseBody().write(answer);
-            exchange.close();
-        });
+            return new QuotaStandIn.Answer(200, full
+                    ? "{\"allowed\":false,\"reason\":\"max-pending-jobs\",\"message\":\"queue full has 10 pending jobs, its limit\",\"priority\":null}"
+                    : "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":250}");
+        }));
         quota.start();
     }
 

@@ -44,6 +44,7 @@ class QuotaBreakerTest {
     private static final AtomicLong answerAfterMillis = new AtomicLong();
     private static final AtomicInteger answerStatus = new AtomicInteger(200);
     private static final AtomicInteger checks = new AtomicInteger();
+    private static final AtomicInteger exchanges = new AtomicInteger();
     private static final HttpServer quota = startQuota();
 
     public static class RealQuotaCheck implements QuarkusTestProfile {
@@ -59,21 +60,20 @@ class QuotaBreakerTest {
         try {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
             server.setExecutor(Executors.newVirtualThreadPerTaskExecutor()); // slow answers are served side by side
-            server.createContext("/v1/admission-checks", exchange -> {
+            QuotaStandIn standIn = new QuotaStandIn(check -> {
                 checks.incrementAndGet();
-                exchange.getRequestBody().readAllBytes();
+                int status = answerStatus.get();
+                return new QuotaStandIn.Answer(status, status == 200 ? "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":null}"
+                        : "{\"status\":" + status + ",\"title\":\"Service Unavailable\"}");
+            });
+            server.createContext("/v1/admission-checks", exchange -> {
+                exchanges.incrementAndGet();
                 try {
-                    Thread.sleep(answerAfterMillis.get());
+                    Thread.sleep(answerAfterMillis.get()); // a slow exchange, alone or a batch
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-                int status = answerStatus.get();
-                byte[] answer = (status == 200 ? "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":null}"
-                        : "{\"status\":" + status + ",\"title\":\"Service Unavailable\"}").getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().add("Content-Type", status == 200 ? "application/json" : "application/problem+json");
-                exchange.sendResponseHeaders(status, answer.length);
-                exchange.getResponseBody().write(answer);
-                exchange.close();
+                standIn.handle(exchange);
             });
             server.start();
             return server;
@@ -126,6 +126,31 @@ class QuotaBreakerTest {
         assertThat(statuses).as("every slow check answered, every job accepted").hasSize(40).containsOnly(201);
         answerAfterMillis.set(0);
         assertThat(submit("after-the-burst")).isEqualTo(201);
+    }
+
+    /**
+     * Issue 18 item 6: one HTTP exchange with quota per submission was the largest part of a
+     * submission's cost. Checks that arrive while one exchange is out go together in the next.
+     */
+    @Test
+    void concurrentSubmissionsShareExchangesWithQuota() throws Exception {
+        answerAfterMillis.set(300);
+        int exchangesBefore = exchanges.get();
+        int checksBefore = checks.get();
+        List<Integer> statuses = new ArrayList<>();
+        try (ExecutorService submitters = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Integer>> burst = new ArrayList<>();
+            for (int u = 0; u < 40; u++) {
+                String user = "together-" + u;
+                burst.add(submitters.submit(() -> submit(user)));
+            }
+            for (Future<Integer> f : burst) {
+                statuses.add(f.get());
+            }
+        }
+        assertThat(statuses).hasSize(40).containsOnly(201);
+        assertThat(checks.get() - checksBefore).as("every submission checked once").isEqualTo(40);
+        assertThat(exchanges.get() - exchangesBefore).as("exchanges with quota for 40 checks").isLessThanOrEqualTo(10);
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -52,18 +53,13 @@ class QuotaRefusalTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        quota.createContext("/v1/admission-checks", exchange -> {
+        quota.createContext("/v1/admission-checks", new QuotaStandIn(body -> {
             checks.incrementAndGet();
-            String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             lastCheck = body;
             boolean bad = body.contains("\"mallory\"");
-            byte[] answer = (bad ? "{\"status\":400,\"title\":\"Bad Request\",\"detail\":\"resources.cpuMillis: must be 0 or more\"}"
-                    : "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":null}").getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().add("Content-Type", bad ? "application/problem+json" : "application/json");
-            exchange.sendResponseHeaders(bad ? 400 : 200, answer.length);
-            exchange.getResponseBody().write(answer);
-            exchange.close();
-        });
+            return bad ? new QuotaStandIn.Answer(400, "{\"status\":400,\"title\":\"Bad Request\",\"detail\":\"resources.cpuMillis: must be 0 or more\"}")
+                    : new QuotaStandIn.Answer(200, "{\"allowed\":true,\"reason\":null,\"message\":\"ok\",\"priority\":null}");
+        }));
         quota.start();
     }
 
@@ -100,6 +96,24 @@ class QuotaRefusalTest {
 
         given().auth().oauth2(Tokens.of("alice", "vision")).contentType(ContentType.JSON).body(JobSubmissionTest.VALID_JOB)
                 .when().post("/v1/jobs").then().statusCode(201);
+    }
+
+    /** Concurrent checks go to quota together; one it finds malformed fails alone, not the batch it went in. */
+    @Test
+    void aRefusedCheckSentTogetherWithOthersFailsAloneAndTheOthersAreAccepted() throws Exception {
+        long before = db.queryLong("select count(*) from job");
+        List<java.util.concurrent.Future<Integer>> statuses = new java.util.ArrayList<>();
+        try (var submitters = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 30; i++) {
+                String user = i % 3 == 0 ? "mallory" : "concurrent-" + i;
+                statuses.add(submitters.submit(() -> given().auth().oauth2(Tokens.of(user, "vision")).contentType(ContentType.JSON)
+                        .body(JobSubmissionTest.VALID_JOB).when().post("/v1/jobs").then().extract().statusCode()));
+            }
+        }
+        for (int i = 0; i < 30; i++) {
+            assertThat(statuses.get(i).get()).as("submission %d", i).isEqualTo(i % 3 == 0 ? 400 : 201);
+        }
+        assertThat(db.queryLong("select count(*) from job")).isEqualTo(before + 20);
     }
 
     @Test

@@ -7,6 +7,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.core.Response;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.rest.client.annotation.RegisterClientHeaders;
@@ -38,6 +39,23 @@ public interface QuotaClient {
 
     @POST
     Uni<CheckResult> check(CheckRequest request);
+
+    record Batch(List<CheckRequest> checks) {
+    }
+
+    /** One check's answer in a batch: {@code status} 200 with {@code answer}, or 400 with {@code detail}. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record BatchAnswer(int status, CheckResult answer, String detail) {
+    }
+
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    record BatchResult(List<BatchAnswer> results) {
+    }
+
+    /** Several checks in one request, answered in order (quota's {@code /v1/admission-checks/batch}). */
+    @POST
+    @Path("/batch")
+    Uni<BatchResult> checkAll(Batch batch);
 
     /** A 4xx is quota saying the request is wrong, not quota being down (5xx, timeouts, refused connections). */
     @ClientExceptionMapper
