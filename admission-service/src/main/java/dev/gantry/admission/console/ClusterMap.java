@@ -23,11 +23,28 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
     public record JobRef(String name, String queue) {
     }
 
+    /** {@code name} {@value #NO_SPINE} for nodes whose inventory names no spine. */
     public record Spine(String name, List<Leaf> leaves) {
+        /** The heading: "Spine s1", or "No spine" (not "Spine no spine"). */
+        public String title() {
+            return NO_SPINE.equals(name) ? "No spine" : "Spine " + name;
+        }
+
+        /** For an HTML id: no spaces. */
+        public String anchor() {
+            return name.replaceAll("[^A-Za-z0-9_.-]", "-");
+        }
     }
 
+    /** {@code name} {@value #NO_LEAF} for nodes whose inventory names no leaf. */
     public record Leaf(String name, List<NodeCell> nodes) {
+        public String title() {
+            return NO_LEAF.equals(name) ? "No leaf" : "Leaf " + name;
+        }
     }
+
+    static final String NO_SPINE = "no spine";
+    static final String NO_LEAF = "no leaf";
 
     /**
      * @param status  {@code ready}, {@code quarantined}, {@code cordoned}, {@code unschedulable}, {@code not-ready} or
@@ -105,8 +122,8 @@ public record ClusterMap(List<Spine> spines, List<ModelTotal> totals, List<Queue
         for (InventoryClient.Node node : nodes.stream().sorted(Comparator.comparing(InventoryClient.Node::name)).toList()) {
             Map<Integer, List<Slice>> used = byNodeGpu.getOrDefault(node.name(), Map.of());
             NodeCell cell = cell(node, used);
-            String spine = node.topology() == null || node.topology().spine() == null ? "no spine" : node.topology().spine();
-            String leaf = node.topology() == null || node.topology().leaf() == null ? "no leaf" : node.topology().leaf();
+            String spine = node.topology() == null || node.topology().spine() == null ? NO_SPINE : node.topology().spine();
+            String leaf = node.topology() == null || node.topology().leaf() == null ? NO_LEAF : node.topology().leaf();
             tree.computeIfAbsent(spine, s -> new TreeMap<>()).computeIfAbsent(leaf, l -> new ArrayList<>()).add(cell);
             long[] t = totals.computeIfAbsent(model(node), m -> new long[4]);
             t[0] += node.gpus();
