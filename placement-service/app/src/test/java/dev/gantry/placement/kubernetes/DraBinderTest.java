@@ -10,7 +10,6 @@ import dev.gantry.contracts.jobs.JobCancelled;
 import dev.gantry.contracts.jobs.JobQueued;
 import dev.gantry.contracts.nodes.NodeChanged;
 import dev.gantry.contracts.nodes.NodeInfo;
-import dev.gantry.contracts.placements.PodGangFormed;
 import dev.gantry.contracts.resources.MigProfile;
 import dev.gantry.placement.cluster.ClusterActuator;
 import dev.gantry.placement.cluster.Leadership;
@@ -102,6 +101,15 @@ class DraBinderTest {
     private KubernetesClient driver;
     private final List<UUID> started = new ArrayList<>();
 
+    private UserGangs gangs;
+
+    /** Admission's part for a user gang ({@link UserGangs#admit}), its job stopped after the test. */
+    private UUID admitted(String label) throws Exception {
+        UUID jobId = gangs.admit(label);
+        started.add(jobId);
+        return jobId;
+    }
+
     private static NodeInfo node() {
         return new NodeInfo(NODE, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), true,
                 128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-d"), null, Map.of(), List.of(TAINT), true,
@@ -110,6 +118,7 @@ class DraBinderTest {
 
     @BeforeEach
     void setUp() throws Exception {
+        gangs = new UserGangs(db, natsUrl, NS);
         driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
                 .withUserAgent(TEST_AGENT).build()).build();
         if (driver.resources(ResourceSlice.class).withName(NODE + "-gpu.nvidia.com").get() == null) {
@@ -522,34 +531,6 @@ class DraBinderTest {
                 .endSpec().build();
     }
 
-    private UUID userGangId(String label) {
-        String id = db.queryString("select job_id::text from cluster_gang where namespace = ? and gang_label = ? and user_pods", NS, label);
-        return id == null ? null : UUID.fromString(id);
-    }
-
-    private PodGangFormed formedGang(String label) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> userGangId(label) != null
-                && outbox(Subjects.PLACEMENTS_GANG_FORMED, userGangId(label)) == 1);
-        String envelope = db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
-                Subjects.PLACEMENTS_GANG_FORMED, userGangId(label).toString());
-        return EventCodec.decode(envelope, PodGangFormed.class).payload();
-    }
-
-    /** Plays admission-service: the gang placement reported is queued. */
-    private UUID admit(String label) throws Exception {
-        PodGangFormed gang = formedGang(label);
-        JobQueued pods = gang.spec();
-        JobQueued admitted = new JobQueued(gang.jobId(), pods.name(), pods.queue(), PodGangFormed.SUBMITTER_PREFIX + NS, 10,
-                pods.submittedAt(), pods.minAvailable(), pods.taskGroups(), pods.gpuModels(), pods.gpuTopology(), pods.network(),
-                pods.requireInfiniBand(), pods.nodeSelector(), pods.tolerations(), pods.preemptible(), pods.checkpointable(),
-                pods.estimatedRuntimeSeconds());
-        started.add(gang.jobId());
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, gang.jobId().toString(), admitted));
-        }
-        return gang.jobId();
-    }
-
     private Pod pod(String name) {
         return driver.pods().inNamespace(NS).withName(name).get();
     }
@@ -568,11 +549,11 @@ class DraBinderTest {
         userClaim(claimName, "gpu.nvidia.com", 4L, "ExactCount");
         driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
 
-        assertThat(formedGang(label).spec().taskGroups()).as("the claim is read as four whole GPUs").singleElement().satisfies(g -> {
+        assertThat(gangs.formed(label).spec().taskGroups()).as("the claim is read as four whole GPUs").singleElement().satisfies(g -> {
             assertThat(g.gpusPerReplica()).isEqualTo(4);
             assertThat(g.migProfile()).isNull();
         });
-        UUID jobId = admit(label);
+        UUID jobId = admitted(label);
         await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0"));
         Pod pod = pod(label + "-0");
         ResourceClaim claim = claim(claimName);
@@ -614,7 +595,7 @@ class DraBinderTest {
                 .satisfies(e -> assertThat(((dev.gantry.placement.cluster.ClusterActionException) e).permanent()).as("retried").isFalse());
         assertThat(bound(label + "-0")).isFalse();
         assertThat(pod(label + "-0").getMetadata().getDeletionTimestamp()).as("the user's pod is left alone").isNull();
-        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> userGangId(label) == null);
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> gangs.jobId(label) == null);
 
         // the controller makes the claim from the template and names it in the pod's status
         String claimName = label + "-0-gpus-x7k2p";
@@ -627,8 +608,8 @@ class DraBinderTest {
                 .addNewResourceClaimStatus().withName("gpus").withResourceClaimName(claimName).endResourceClaimStatus().endStatus().build())
                 .update();
 
-        assertThat(formedGang(label).spec().taskGroups()).singleElement().satisfies(g -> assertThat(g.gpusPerReplica()).isEqualTo(2));
-        UUID jobId = admit(label);
+        assertThat(gangs.formed(label).spec().taskGroups()).singleElement().satisfies(g -> assertThat(g.gpusPerReplica()).isEqualTo(2));
+        UUID jobId = admitted(label);
         await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0") && allocated(claimName));
         assertThat(indicesOf(claim(claimName))).containsExactlyElementsOf(allocatedIndices(jobId, "pod-0"));
         assertThat(claim(claimName).getStatus().getReservedFor()).singleElement()
@@ -653,11 +634,11 @@ class DraBinderTest {
             userClaim(claimName, "mig.nvidia.com", 1L, "ExactCount", "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'");
             driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
 
-            assertThat(formedGang(label).spec().taskGroups()).singleElement().satisfies(g -> {
+            assertThat(gangs.formed(label).spec().taskGroups()).singleElement().satisfies(g -> {
                 assertThat(g.migProfile()).isEqualTo("3g.40gb");
                 assertThat(g.gpusPerReplica()).as("MIG devices").isEqualTo(1);
             });
-            UUID jobId = admit(label);
+            UUID jobId = admitted(label);
             await().atMost(Duration.ofSeconds(30)).until(() -> bound(label + "-0") && allocated(claimName));
             assertThat(db.queryString("select array_to_string(mig_devices, ',') from allocation where job_id = ?::uuid", jobId.toString()))
                     .as("the free 3g.40gb device").isEqualTo(NvidiaDraSlices.migUuidOf(migNode, 2, 4));
@@ -693,7 +674,7 @@ class DraBinderTest {
             driver.pods().inNamespace(NS).resource(userClaimPod("refused-" + claimName, 0, 1, claimName, null)).create();
         }
         why.forEach((claimName, reason) -> {
-            JobQueued.TaskGroup group = formedGang("refused-" + claimName).spec().taskGroups().getFirst();
+            JobQueued.TaskGroup group = gangs.formed("refused-" + claimName).spec().taskGroups().getFirst();
             assertThat(group.migProfile()).as("what was asked, which admission refuses as no MIG profile")
                     .contains("claim " + claimName).contains(reason);
             assertThat(MigProfile.valid(group.migProfile())).isFalse();
@@ -715,7 +696,7 @@ class DraBinderTest {
                 .build()).updateStatus();
         await().atMost(Duration.ofSeconds(10)).until(() -> claims.held().stream().anyMatch(h -> h.gpus().contains(7)));
         driver.pods().inNamespace(NS).resource(userClaimPod(label, 0, 1, claimName, null)).create();
-        UUID jobId = admit(label);
+        UUID jobId = admitted(label);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) >= 1);
         assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
@@ -737,7 +718,7 @@ class DraBinderTest {
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userClaimPod(label, i, 2, claimName, null)).create();
         }
-        UUID jobId = admit(label);
+        UUID jobId = admitted(label);
         await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_FAILED, jobId) >= 1);
         assertThat(db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_FAILED,
                 jobId.toString())).contains("a claim shared by pods of one gang is not supported");

@@ -91,6 +91,15 @@ class KubernetesBinderTest {
     private KubernetesClient driver;
     private final List<UUID> started = new ArrayList<>();
 
+    private UserGangs gangs;
+
+    /** Admission's part for a user gang ({@link UserGangs#admit}), its job stopped after the test. */
+    private UUID admitted(String label) throws Exception {
+        UUID jobId = gangs.admit(label);
+        started.add(jobId);
+        return jobId;
+    }
+
     private static NodeInfo node(String name) {
         return new NodeInfo(name, MODEL, 8, List.of(List.of(0, 1, 2, 3), List.of(4, 5, 6, 7)), List.of(), false,
                 128_000, 1_024_000, new NodeInfo.Topology("z1", "s1", "leaf-k"), null, Map.of(), List.of(TAINT), true,
@@ -99,6 +108,7 @@ class KubernetesBinderTest {
 
     @BeforeEach
     void setUp() throws Exception {
+        gangs = new UserGangs(db, natsUrl, NS);
         driver = new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.getClient().getConfiguration())
                 .withUserAgent(TEST_AGENT).build()).build();
         try (TestNats nats = TestNats.connect(natsUrl)) {
@@ -309,39 +319,9 @@ class KubernetesBinderTest {
                 .endSpec().build();
     }
 
-    /** The job id of the user gang placement formed for {@code label}, or null. */
-    private UUID userGangId(String label) {
-        String id = db.queryString("select job_id::text from cluster_gang where namespace = ? and gang_label = ? and user_pods", NS, label);
-        return id == null ? null : UUID.fromString(id);
-    }
-
     private long gangsFormed(String label) {
         return db.queryLong("select count(*) from outbox_event where subject = ? and envelope like ?", Subjects.PLACEMENTS_GANG_FORMED,
                 "%\"gang\":\"" + label + "\"%");
-    }
-
-    /** The gang placement reported for {@code label} (placements.gang-formed), once it is in the outbox. */
-    private PodGangFormed formedGang(String label) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> userGangId(label) != null
-                && outbox(Subjects.PLACEMENTS_GANG_FORMED, userGangId(label)) == 1);
-        String envelope = db.queryString("select envelope from outbox_event where subject = ? and subject_id = ?",
-                Subjects.PLACEMENTS_GANG_FORMED, userGangId(label).toString());
-        return EventCodec.decode(envelope, PodGangFormed.class).payload();
-    }
-
-    /** Plays admission-service: the gang placement reported is queued, as admission queues an admitted gang. */
-    private UUID admit(String label) throws Exception {
-        PodGangFormed gang = formedGang(label);
-        JobQueued pods = gang.spec();
-        JobQueued admitted = new JobQueued(gang.jobId(), pods.name(), pods.queue(), PodGangFormed.SUBMITTER_PREFIX + NS, 10,
-                pods.submittedAt(), pods.minAvailable(), pods.taskGroups(), pods.gpuModels(), pods.gpuTopology(), pods.network(),
-                pods.requireInfiniBand(), pods.nodeSelector(), pods.tolerations(), pods.preemptible(), pods.checkpointable(),
-                pods.estimatedRuntimeSeconds());
-        started.add(gang.jobId());
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            nats.publish(EventEnvelope.of(Subjects.JOBS_QUEUED, gang.jobId().toString(), admitted));
-        }
-        return gang.jobId();
     }
 
     @Test
@@ -349,10 +329,10 @@ class KubernetesBinderTest {
         String label = "user-gang-" + UUID.randomUUID().toString().substring(0, 6);
         driver.pods().inNamespace(NS).resource(userPod(label, 0, 8)).create();
         // one pod of two is not yet a gang
-        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> userGangId(label) == null && gangsFormed(label) == 0);
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> gangs.jobId(label) == null && gangsFormed(label) == 0);
         driver.pods().inNamespace(NS).resource(userPod(label, 1, 8)).create();
 
-        PodGangFormed gang = formedGang(label);
+        PodGangFormed gang = gangs.formed(label);
         UUID jobId = gang.jobId();
         assertThat(gang.namespace()).isEqualTo(NS);
         assertThat(gang.spec().totalGpus()).isEqualTo(16);
@@ -365,7 +345,7 @@ class KubernetesBinderTest {
         assertThat(bindingPosts()).isEqualTo(postsBefore);
         assertThat(gangsFormed(label)).as("asked once").isEqualTo(1);
 
-        admit(label);
+        admitted(label);
         await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1);
         assertThat(db.queryLong("select count(*) from allocation where job_id = ?::uuid", jobId.toString())).isEqualTo(2);
         assertThat(db.queryString("select string_agg(distinct node, ',' order by node) from allocation where job_id = ?::uuid",
@@ -432,13 +412,13 @@ class KubernetesBinderTest {
             for (int i = 0; i < 2; i++) {
                 driver.pods().inNamespace(NS).resource(userMigPod(label, i, 2, Map.of("nvidia.com/mig-1g.10gb", "1"))).create();
             }
-            PodGangFormed formed = formedGang(label);
+            PodGangFormed formed = gangs.formed(label);
             assertThat(formed.spec().taskGroups()).singleElement().satisfies(g -> {
                 assertThat(g.migProfile()).isEqualTo("1g.10gb");
                 assertThat(g.gpusPerReplica()).as("MIG devices per pod").isEqualTo(1);
                 assertThat(g.replicas()).isEqualTo(2);
             });
-            UUID jobId = admit(label);
+            UUID jobId = admitted(label);
             await().atMost(Duration.ofSeconds(30)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
             assertThat(db.queryString("select string_agg(distinct node, ',') from allocation where job_id = ?::uuid", jobId.toString()))
                     .as("the only node with devices of the profile").isEqualTo(small);
@@ -459,7 +439,7 @@ class KubernetesBinderTest {
             // the node's 1g.10gb devices are taken: one more such pod waits, though whole GPUs and 3g.40gb devices are free
             String late = "user-mig-late-" + tag;
             driver.pods().inNamespace(NS).resource(userMigPod(late, 0, 1, Map.of("nvidia.com/mig-1g.10gb", "1"))).create();
-            UUID lateId = admit(late);
+            UUID lateId = admitted(late);
             await().atMost(Duration.ofSeconds(20)).until(() ->
                     db.queryLong("select count(*) from pending_job where job_id = ?::uuid", lateId.toString()) == 1);
             await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).until(() ->
@@ -488,7 +468,7 @@ class KubernetesBinderTest {
         String label = "user-mixed-" + UUID.randomUUID().toString().substring(0, 6);
         driver.pods().inNamespace(NS).resource(userMigPod(label, 0, 1,
                 Map.of("nvidia.com/gpu", "1", "nvidia.com/mig-1g.10gb", "1"))).create();
-        JobQueued.TaskGroup group = formedGang(label).spec().taskGroups().getFirst();
+        JobQueued.TaskGroup group = gangs.formed(label).spec().taskGroups().getFirst();
         assertThat(group.migProfile()).as("what was asked, which admission refuses as no MIG profile")
                 .contains("nvidia.com/gpu").contains("nvidia.com/mig-1g.10gb");
         assertThat(dev.gantry.contracts.resources.MigProfile.valid(group.migProfile())).isFalse();
@@ -656,7 +636,7 @@ class KubernetesBinderTest {
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
         }
-        UUID jobId = admit(label);
+        UUID jobId = admitted(label);
         await().atMost(Duration.ofSeconds(60)).until(() -> outbox(Subjects.PLACEMENTS_BOUND, jobId) == 1 && launched(jobId));
 
         driver.pods().inNamespace(NS).withName(label + "-0").delete(); // the user's operator (or kubectl) deletes one
@@ -680,7 +660,7 @@ class KubernetesBinderTest {
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
         }
-        PodGangFormed first = formedGang(label);
+        PodGangFormed first = gangs.formed(label);
         try (TestNats nats = TestNats.connect(natsUrl)) { // what admission says of a namespace mapped to no team
             nats.publish(EventEnvelope.of(Subjects.JOBS_REFUSED, first.jobId().toString(),
                     new JobRefused(first.jobId(), NS, label, "namespace " + NS + " is mapped to no Gantry team", Instant.now())));
@@ -696,7 +676,7 @@ class KubernetesBinderTest {
         driver.pods().inNamespace(NS).withName(label + "-1").delete();
         driver.pods().inNamespace(NS).resource(userPod(label, 2, 2)).create();
         await().atMost(Duration.ofSeconds(20)).until(() -> gangsFormed(label) == 2);
-        assertThat(userGangId(label)).isNotNull().isNotEqualTo(first.jobId());
+        assertThat(gangs.jobId(label)).isNotNull().isNotEqualTo(first.jobId());
     }
 
     @Test
@@ -705,10 +685,10 @@ class KubernetesBinderTest {
         for (int i = 0; i < 2; i++) {
             driver.pods().inNamespace(NS).resource(userPod(label, i, 2)).create();
         }
-        PodGangFormed gang = formedGang(label);
+        PodGangFormed gang = gangs.formed(label);
         driver.pods().inNamespace(NS).withName(label + "-0").delete();
         await().atMost(Duration.ofSeconds(20)).until(() -> outbox(Subjects.PLACEMENTS_GANG_DISSOLVED, gang.jobId()) == 1);
-        assertThat(userGangId(label)).isNull();
+        assertThat(gangs.jobId(label)).isNull();
 
         // admission had queued it before it read the withdrawal: its jobs.queued arrives late
         JobQueued pods = gang.spec();
