@@ -109,20 +109,26 @@ class QuotaBreakerTest {
         return http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode();
     }
 
-    @Test
-    void aBurstOfSlowButSuccessfulChecksDoesNotOpenTheCircuit() throws Exception {
-        answerAfterMillis.set(2_500); // past the old 1.5 s read timeout and 2 s @Timeout
+    /** 40 users submitting at once; the statuses in their order. */
+    private List<Integer> burstOf40(String userPrefix) throws Exception {
         List<Integer> statuses = new ArrayList<>();
         try (ExecutorService submitters = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<Integer>> burst = new ArrayList<>();
             for (int u = 0; u < 40; u++) {
-                String user = "burst-" + u;
+                String user = userPrefix + "-" + u;
                 burst.add(submitters.submit(() -> submit(user)));
             }
             for (Future<Integer> f : burst) {
                 statuses.add(f.get());
             }
         }
+        return statuses;
+    }
+
+    @Test
+    void aBurstOfSlowButSuccessfulChecksDoesNotOpenTheCircuit() throws Exception {
+        answerAfterMillis.set(2_500); // past the old 1.5 s read timeout and 2 s @Timeout
+        List<Integer> statuses = burstOf40("burst");
         assertThat(statuses).as("every slow check answered, every job accepted").hasSize(40).containsOnly(201);
         answerAfterMillis.set(0);
         assertThat(submit("after-the-burst")).isEqualTo(201);
@@ -137,17 +143,7 @@ class QuotaBreakerTest {
         answerAfterMillis.set(300);
         int exchangesBefore = exchanges.get();
         int checksBefore = checks.get();
-        List<Integer> statuses = new ArrayList<>();
-        try (ExecutorService submitters = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<Future<Integer>> burst = new ArrayList<>();
-            for (int u = 0; u < 40; u++) {
-                String user = "together-" + u;
-                burst.add(submitters.submit(() -> submit(user)));
-            }
-            for (Future<Integer> f : burst) {
-                statuses.add(f.get());
-            }
-        }
+        List<Integer> statuses = burstOf40("together");
         assertThat(statuses).hasSize(40).containsOnly(201);
         assertThat(checks.get() - checksBefore).as("every submission checked once").isEqualTo(40);
         assertThat(exchanges.get() - exchangesBefore).as("exchanges with quota for 40 checks").isLessThanOrEqualTo(10);

@@ -26,8 +26,15 @@ public class TestDatabase {
     }
 
     public int execute(String sql, Object... args) {
-        try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = connection.prepareStatement(sql)) {
+        try (Connection connection = dataSource.getConnection()) {
+            return update(connection, sql, args);
+        } catch (SQLException e) {
+            throw new IllegalStateException("no connection for: " + sql, e);
+        }
+    }
+
+    private static int update(Connection connection, String sql, Object... args) {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
             bind(statement, args);
             return statement.executeUpdate();
         } catch (SQLException e) {
@@ -59,12 +66,7 @@ public class TestDatabase {
         }
 
         public int execute(String sql, Object... args) {
-            try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                bind(statement, args);
-                return statement.executeUpdate();
-            } catch (SQLException e) {
-                throw new IllegalStateException("test statement failed: " + sql, e);
-            }
+            return update(connection, sql, args);
         }
 
         public void commit() {
