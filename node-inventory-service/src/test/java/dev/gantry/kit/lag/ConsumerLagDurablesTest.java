@@ -18,7 +18,7 @@ class ConsumerLagDurablesTest {
     @Test
     void theActiveProfilesIncomingJetStreamChannelsAndTheListedOnes() {
         SmallRyeConfig config = new SmallRyeConfigBuilder().withProfile("test").withSources(new PropertiesConfigSource(Map.of(
-                "mp.messaging.incoming.jobs-in.connector", "quarkus-jetstream",
+                "mp.messaging.incoming.jobs-in.connector", "gantry-jetstream",
                 "mp.messaging.incoming.jobs-in.stream", "JOBS",
                 "%dev,prod.mp.messaging.incoming.jobs-in.consumer", "quota-jobs",
                 "%test.mp.messaging.incoming.jobs-in.consumer", "quota-jobs-test",

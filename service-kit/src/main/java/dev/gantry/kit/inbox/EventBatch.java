@@ -24,7 +24,7 @@ public record EventBatch<T>(List<Message<T>> messages) {
         return messages.stream().map(Message::getPayload).toList();
     }
 
-    /** All acks sent at once; completes when the broker has confirmed every one. */
+    /** All acks sent at once; completes when they are sent (the broker's confirmation is not awaited: a lost ack is a redelivery). */
     CompletionStage<Void> ack(List<Message<T>> applied) {
         return CompletableFuture.allOf(applied.stream().map(m -> m.ack().toCompletableFuture()).toArray(CompletableFuture[]::new));
     }

@@ -1,5 +1,6 @@
 package dev.gantry.kit.lag;
 
+import dev.gantry.kit.inbox.DurableConsumerConnector;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkiverse.reactive.messaging.nats.jetstream.client.Client;
@@ -71,7 +72,8 @@ public class ConsumerLag {
             Optional<String> connector = config.getOptionalValue(prefix + "connector", String.class);
             Optional<String> stream = config.getOptionalValue(prefix + "stream", String.class);
             Optional<String> consumer = config.getOptionalValue(name, String.class);
-            if (connector.filter("quarkus-jetstream"::equals).isPresent() && stream.isPresent() && consumer.isPresent()) {
+            boolean jetStream = connector.filter(c -> c.equals(DurableConsumerConnector.NAME) || c.equals("quarkus-jetstream")).isPresent();
+            if (jetStream && stream.isPresent() && consumer.isPresent()) {
                 found.put(stream.get() + "/" + consumer.get(), true);
             }
         }
