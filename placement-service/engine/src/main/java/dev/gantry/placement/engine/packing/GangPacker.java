@@ -56,6 +56,43 @@ public final class GangPacker {
     private final Map<Signature, Long> largestNode = new HashMap<>();
     /** Nodes kept in a shared one-pod ranking. */
     private static final int RANKING_SIZE = 24;
+    /**
+     * With a gauge, the rank of each pod shape on each node of the states packed on lately, kept
+     * until the node changes: packing a window ranks every eligible node for every pod, and
+     * between two pods only the few nodes the last one took have changed (5,000 nodes, 10,000
+     * gangs: the seed spent most of its time measuring nodes it had measured before).
+     */
+    private final Map<ClusterState, Map<PodShape, NodeRanks>> remembered = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ClusterState, Map<PodShape, NodeRanks>> eldest) {
+            return size() > REMEMBERED_STATES;
+        }
+    };
+    /** States whose ranks are kept (greedy's and the victim states of a window: one per queue and priority); an older one's are dropped. */
+    private static final int REMEMBERED_STATES = 32;
+    /** A rank that means the pod does not fit on the node. */
+    private static final long NO_FIT = Long.MAX_VALUE;
+
+    /** What a pod's rank on a node depends on, besides the node: a replica without its name. */
+    private record PodShape(int gpus, Integer milli, long cpuMillis, long memoryMiB, dev.gantry.placement.engine.domain.GpuTopology topology,
+            String migProfile) {
+        static PodShape of(Replica r) {
+            return new PodShape(r.gpus(), r.milli(), r.cpuMillis(), r.memoryMiB(), r.topology(), r.migProfile());
+        }
+    }
+
+    /** One pod shape's ranks and GPU choices per node, each with the node's change count it holds for (plus one; 0: none yet). */
+    private static final class NodeRanks {
+        final int[] validAt;
+        final long[] rank;
+        final int[][] gpus;
+
+        NodeRanks(int nodes) {
+            validAt = new int[nodes];
+            rank = new long[nodes];
+            gpus = new int[nodes][];
+        }
+    }
 
     public GangPacker(List<Node> nodes) {
         this(nodes, null);
@@ -479,12 +516,37 @@ public final class GangPacker {
         return order.stream().limit(16).map(o -> doms.get((int) o[1])).toList();
     }
 
+    /** The remembered ranks of the pod's shape on the state (with a gauge only: without one a rank costs less than a look-up). */
+    private NodeRanks ranksOf(ClusterState st, Replica r) {
+        if (gauge == null) {
+            return null;
+        }
+        return remembered.computeIfAbsent(st, k -> new HashMap<>()).computeIfAbsent(PodShape.of(r), k -> new NodeRanks(nodes.size()));
+    }
+
+    /**
+     * The pod's rank on the node ({@link #NO_FIT} when {@link #choose} finds no GPUs), worked out
+     * again only when the node has changed since it was remembered; {@code memo.gpus[node]} then
+     * holds the GPUs chosen. The caller has checked that the node has the GPUs ({@code left >= 0}).
+     */
+    private long rankRemembered(NodeRanks memo, ClusterState st, int node, Replica r, long left) {
+        int now = st.changes(node) + 1;
+        if (memo.validAt[node] != now) {
+            int[] g = choose(st, node, r);
+            memo.gpus[node] = g;
+            memo.rank[node] = g == null ? NO_FIT : rank(st, node, r, g, left);
+            memo.validAt[node] = now;
+        }
+        return memo.rank[node];
+    }
+
     /** The {@code k} nodes of the domain where the pod fits best (see {@link #rank}). */
     private List<Integer> bestNodes(ClusterState st, Replica r, int[] domain, int k) {
         // bounded top-k (k is small): the domain may hold thousands of nodes
         long[] best = new long[k];
         int[] node = new int[k];
         int size = 0;
+        NodeRanks memo = ranksOf(st, r);
         for (int n : domain) {
             long freeMilli = st.freeMilliFor(n, r);
             if (freeMilli < r.gpuMilli()) {
@@ -494,11 +556,19 @@ public final class GangPacker {
             if (gauge == null && size == k && l >= best[k - 1]) {
                 continue; // without a gauge the rank is the leftover: no need to look closer
             }
-            int[] g = choose(st, n, r);
-            if (g == null) {
-                continue;
+            long key;
+            if (memo != null) {
+                key = rankRemembered(memo, st, n, r, l);
+                if (key == NO_FIT) {
+                    continue;
+                }
+            } else {
+                int[] g = choose(st, n, r);
+                if (g == null) {
+                    continue;
+                }
+                key = rank(st, n, r, g, l);
             }
-            long key = rank(st, n, r, g, l);
             if (size == k && key >= best[k - 1]) {
                 continue;
             }
@@ -558,6 +628,7 @@ public final class GangPacker {
         int bestNode = -1;
         int[] bestGpus = null;
         long bestRank = Long.MAX_VALUE;
+        NodeRanks memo = ranksOf(st, r);
         for (int n : domain) {
             // plain best fit puts a pod without GPUs on the first node with room; the gauge weighs every node
             long freeMilli = r.gpuMilli() == 0 && gauge == null ? 0 : st.freeMilliFor(n, r);
@@ -568,11 +639,21 @@ public final class GangPacker {
             if (gauge == null && left >= bestRank) {
                 continue;
             }
-            int[] g = choose(st, n, r);
-            if (g == null) {
-                continue;
+            int[] g;
+            long rank;
+            if (memo != null) {
+                rank = rankRemembered(memo, st, n, r, left);
+                g = memo.gpus[n];
+                if (rank == NO_FIT) {
+                    continue;
+                }
+            } else {
+                g = choose(st, n, r);
+                if (g == null) {
+                    continue;
+                }
+                rank = rank(st, n, r, g, left);
             }
-            long rank = rank(st, n, r, g, left);
             if (rank < bestRank) {
                 bestNode = n;
                 bestGpus = g;
