@@ -97,7 +97,7 @@ public final class PlacementBenchmark {
         // where the window went, also when the solver's plan lost to the floor
         String timings = meta.containsKey("modelMillis") ? "model " + meta.get("modelMillis") + " ms"
                 + (meta.containsKey("solverMillis") ? ", solver " + meta.get("solverMillis") + " ms, extract " + meta.get("extractMillis") + " ms" : "")
-                + (meta.containsKey("partitions") ? ", partitions " + meta.get("partitions") : "") : "";
+                + (meta.containsKey("guaranteeShortfallGpus") ? ", under guarantees " + meta.get("guaranteeShortfallGpus") + " GPUs" : "") : "";
         String note = meta.containsKey("fallback") ? "fallback: " + meta.get("fallback") + (timings.isEmpty() ? "" : "; " + timings)
                 : meta.containsKey("score") ? "score " + meta.get("score") + ", options " + meta.get("options") + ", " + timings : "";
         System.out.printf(Locale.ROOT, "| %d | %d | %s | %s | %s | %d | %d | %s | %.1f | %.1f | %.1f | %d | %d | %d | %s |%n",

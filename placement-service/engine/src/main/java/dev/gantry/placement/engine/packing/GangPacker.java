@@ -54,8 +54,11 @@ public final class GangPacker {
     private final int[] slowness;
     /** The largest GPU count of a node each signature may use: a gang above it spans nodes. */
     private final Map<Signature, Long> largestNode = new HashMap<>();
-    /** Nodes kept in a shared one-pod ranking. */
+    /** Nodes kept in a shared one-pod ranking at least, and per {@link #RANKING_JOBS} pending jobs of the window. */
     private static final int RANKING_SIZE = 24;
+    static final int RANKING_JOBS = 500;
+    /** Nodes kept in a shared one-pod ranking for this window ({@link #shareRankingsAmong}). */
+    private int rankingSize = RANKING_SIZE;
     /**
      * With a gauge, the rank of each pod shape on each node of the states packed on lately, kept
      * until the node changes: packing a window ranks every eligible node for every pod, and
@@ -334,6 +337,18 @@ public final class GangPacker {
     }
 
     /**
+     * Sizes the shared one-pod rankings for a window of {@code pendingJobs}: the more jobs share a
+     * ranking, the more nodes it needs for them to aim at different ones. A fixed 24 nodes left ten
+     * jobs aiming at each node at 5,000 nodes, and most found no option they could take at once:
+     * the improvement pass alone (no local search) then left queues 1,159 GPUs under their
+     * guarantees. 24 nodes per 500 jobs (at least 24): none under guarantees and +6% priority-weighted
+     * GPUs there, +2% at 1,000 nodes (24 per 2,000: +1.3% and the same at 1,000; 24 per 250: no better).
+     */
+    public void shareRankingsAmong(int pendingJobs) {
+        rankingSize = (int) Math.max(RANKING_SIZE, (long) RANKING_SIZE * pendingJobs / RANKING_JOBS);
+    }
+
+    /**
      * As {@link #candidates(ClusterState, PendingJob, List, int)}; with {@code rotation >= 0} a
      * one-pod job takes the best node plus others from a ranking shared by every job of the same
      * shape (computed once per state), rotated so that similar jobs get different nodes. Only
@@ -350,7 +365,7 @@ public final class GangPacker {
             List<Integer> ranking = rankings.computeIfAbsent(
                     List.of(System.identityHashCode(st), System.identityHashCode(eligibleNodes), r.gpus(), String.valueOf(r.milli()),
                             r.topology(), r.cpuMillis(), r.memoryMiB(), String.valueOf(r.migProfile())),
-                    key -> bestNodes(st, r, eligibleNodes, RANKING_SIZE));
+                    key -> bestNodes(st, r, eligibleNodes, rankingSize));
             if (ranking.isEmpty()) {
                 return out;
             }

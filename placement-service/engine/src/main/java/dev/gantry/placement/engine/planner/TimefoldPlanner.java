@@ -246,6 +246,7 @@ public final class TimefoldPlanner implements Planner {
         // guarantees first (across queues, whatever the priorities), then priority-weighted GPUs
         long solverShort = GuaranteeShortfall.milli(sc, plan, model.towardFairShare(), model.fairShareTrees());
         long greedyShort = GuaranteeShortfall.milli(sc, floorPlan, model.towardFairShare(), model.fairShareTrees());
+        meta.put("guaranteeShortfallGpus", solverShort / 1000.0 + " (floor " + greedyShort / 1000.0 + ")");
         String fallback = null;
         if (!violations.isEmpty()) {
             fallback = "solver plan invalid (" + violations.getFirst() + "), greedy plan returned";

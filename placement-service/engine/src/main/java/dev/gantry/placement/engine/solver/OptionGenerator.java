@@ -104,6 +104,7 @@ public final class OptionGenerator {
         this.pendingPerState = pendingPerState;
         this.migrationsPerState = migrationsPerState;
         this.packer = packer;
+        packer.shareRankingsAmong(sc.pending().size());
         this.emptyState = new ClusterState(sc);
         this.slots = new GpuSlot[sc.nodes().size()][];
     }
