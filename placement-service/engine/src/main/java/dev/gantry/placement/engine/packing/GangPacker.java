@@ -531,9 +531,18 @@ public final class GangPacker {
         return order.stream().limit(16).map(o -> doms.get((int) o[1])).toList();
     }
 
+    /** Off only for tests that compare packing with and without remembered ranks. */
+    private boolean rememberRanks = true;
+
+    /** This packer working every rank out afresh (for tests: the plans must be the same). */
+    GangPacker withoutRememberedRanks() {
+        rememberRanks = false;
+        return this;
+    }
+
     /** The remembered ranks of the pod's shape on the state (with a gauge only: without one a rank costs less than a look-up). */
     private NodeRanks ranksOf(ClusterState st, Replica r) {
-        if (gauge == null) {
+        if (gauge == null || !rememberRanks) {
             return null;
         }
         return remembered.computeIfAbsent(st, k -> new HashMap<>()).computeIfAbsent(PodShape.of(r), k -> new NodeRanks(nodes.size()));
