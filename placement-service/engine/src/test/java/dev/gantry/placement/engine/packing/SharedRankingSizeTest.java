@@ -10,7 +10,10 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** One-pod jobs of one shape share a ranking of nodes; in a large window it must hold enough nodes for them to aim at different ones. */
+/**
+ * Similar jobs share the nodes and domains their options are drawn from; in a large window there
+ * must be enough of them for the jobs to aim at different ones.
+ */
 class SharedRankingSizeTest {
 
     @Test
@@ -19,6 +22,29 @@ class SharedRankingSizeTest {
         PendingJob job = sc.pending().stream().filter(p -> Replica.of(p).size() == 1 && p.gpuMilli() == 1000).findFirst().orElseThrow();
         assertThat(nodesAimedAt(sc, job, 200)).as("a window of 200 jobs: the 24 best nodes").hasSizeLessThanOrEqualTo(24);
         assertThat(nodesAimedAt(sc, job, 4000)).as("a window of 4,000 jobs: 192 nodes").hasSizeGreaterThan(100);
+    }
+
+    @Test
+    void similarGangsAimAtDifferentDomains() {
+        Scenario sc = ClusterGenerator.generate("gangs", 400, 800, 0.3, 11);
+        PendingJob gang = sc.pending().stream().filter(p -> Replica.of(p).size() > 1).findFirst().orElseThrow();
+        ClusterState st = new ClusterState(sc);
+        sc.running().forEach(st::occupy);
+        GangPacker packer = GangPacker.forWindow(sc);
+        packer.shareRankingsAmong(800);
+        List<Replica> reps = Replica.of(gang);
+        Set<String> leaves = new HashSet<>();
+        String tightest = null;
+        for (int rotation = 0; rotation < 20; rotation++) {
+            List<GangPacker.GangFit> options = packer.candidates(st, gang, reps, 3, rotation);
+            assertThat(options).as("options of gang %d", rotation).isNotEmpty();
+            String first = sc.nodes().get(options.getFirst().tasks().getFirst().node()).topology().leaf();
+            // every gang keeps the tightest domain as its first option
+            assertThat(tightest == null || tightest.equals(first)).as("first option in the same leaf").isTrue();
+            tightest = first;
+            options.forEach(fit -> fit.tasks().forEach(t -> leaves.add(sc.nodes().get(t.node()).topology().leaf())));
+        }
+        assertThat(leaves).as("leaves the options of 20 similar gangs use").hasSizeGreaterThan(5);
     }
 
     /** The nodes 150 jobs of the job's shape get as options (3 each, rotated), the rankings sized for a window of {@code pending} jobs. */
