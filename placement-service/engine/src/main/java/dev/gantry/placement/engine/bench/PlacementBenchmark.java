@@ -93,10 +93,13 @@ public final class PlacementBenchmark {
         PlanMetrics m = PlanMetrics.of(sc, plan);
         // the timefold planner holds a valid plan (greedy's seed) from seedMillis on; the rest is improvement
         String first = plan.metadata().getOrDefault("seedMillis", Long.toString(wall));
-        String note = plan.metadata().containsKey("fallback") ? "fallback: " + plan.metadata().get("fallback")
-                : plan.metadata().containsKey("score") ? "score " + plan.metadata().get("score") + ", options " + plan.metadata().get("options")
-                        + ", model " + plan.metadata().get("modelMillis") + " ms, solver " + plan.metadata().get("solverMillis")
-                        + " ms, extract " + plan.metadata().get("extractMillis") + " ms" : "";
+        var meta = plan.metadata();
+        // where the window went, also when the solver's plan lost to the floor
+        String timings = meta.containsKey("modelMillis") ? "model " + meta.get("modelMillis") + " ms"
+                + (meta.containsKey("solverMillis") ? ", solver " + meta.get("solverMillis") + " ms, extract " + meta.get("extractMillis") + " ms" : "")
+                + (meta.containsKey("guaranteeShortfallGpus") ? ", under guarantees " + meta.get("guaranteeShortfallGpus") + " GPUs" : "") : "";
+        String note = meta.containsKey("fallback") ? "fallback: " + meta.get("fallback") + (timings.isEmpty() ? "" : "; " + timings)
+                : meta.containsKey("score") ? "score " + meta.get("score") + ", options " + meta.get("options") + ", " + timings : "";
         System.out.printf(Locale.ROOT, "| %d | %d | %s | %s | %s | %d | %d | %s | %.1f | %.1f | %.1f | %d | %d | %d | %s |%n",
                 sc.nodes().size(), sc.pending().size(), plannerName, limitSeconds == null ? "-" : limitSeconds + " s", first, wall, cpu,
                 valid ? "yes" : "NO", m.netPriorityGpus(), m.placedGpus(), m.strandedGpus(), m.preemptedJobs(), m.migratedTasks(), heap, note);

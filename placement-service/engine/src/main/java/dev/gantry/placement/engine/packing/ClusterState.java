@@ -45,6 +45,11 @@ public final class ClusterState {
     /** GPUs to take first when a choice remains (e.g. free in another state), or null. */
     private long[] preferred;
     private long[] preferredMig;
+    /**
+     * Per node, how often it has changed: a memo of per-node figures (a packer's ranks) is valid
+     * while the count it was taken at still holds. A copy starts its own counts.
+     */
+    private final int[] changes;
 
     /** Every GPU free, nothing running. */
     public ClusterState(Scenario scenario) {
@@ -60,6 +65,7 @@ public final class ClusterState {
         migProfiles = new String[n][];
         migPositions = new ArrayList<>(n);
         migFree = new long[n];
+        changes = new int[n];
         for (int i = 0; i < n; i++) {
             Node node = nodes.get(i);
             index.put(node.name(), i);
@@ -103,6 +109,7 @@ public final class ClusterState {
         migFree = o.migFree.clone();
         preferred = o.preferred;
         preferredMig = o.preferredMig;
+        changes = new int[o.changes.length];
     }
 
     /**
@@ -113,6 +120,14 @@ public final class ClusterState {
     public void preferFreeIn(ClusterState other) {
         preferred = other.free.clone();
         preferredMig = other.migFree.clone();
+        for (int i = 0; i < changes.length; i++) {
+            changes[i]++; // index choices may differ on every node
+        }
+    }
+
+    /** How often the node has changed in this state (see {@link #changes}). */
+    public int changes(int node) {
+        return changes[node];
     }
 
     private static long[] masks(List<List<Integer>> groups) {
@@ -203,6 +218,7 @@ public final class ClusterState {
     }
 
     public void take(int node, int[] gpus, Integer milli, long cpu, long mem) {
+        changes[node]++;
         for (int g : gpus) {
             if (g >= MIG_SLOT) {
                 migFree[node] &= ~(1L << (g - MIG_SLOT));
@@ -221,6 +237,7 @@ public final class ClusterState {
     }
 
     public void release(int node, int[] gpus, Integer milli, long cpu, long mem) {
+        changes[node]++;
         for (int g : gpus) {
             if (g >= MIG_SLOT) {
                 migFree[node] |= 1L << (g - MIG_SLOT);

@@ -27,7 +27,16 @@ import java.util.stream.Collectors;
 public record MoveShape(PendingJob shape, List<Replica> replicas) {
 
     public static MoveShape of(Scenario sc, RunningJob job) {
-        Map<String, Node> byName = sc.nodes().stream().collect(Collectors.toMap(Node::name, Function.identity(), (a, b) -> a));
+        return of(job, nodesByName(sc));
+    }
+
+    /** The scenario's nodes by name, for {@link #of(RunningJob, Map)}. */
+    public static Map<String, Node> nodesByName(Scenario sc) {
+        return sc.nodes().stream().collect(Collectors.toMap(Node::name, Function.identity(), (a, b) -> a));
+    }
+
+    /** As {@link #of(Scenario, RunningJob)}, with the nodes by name built once for many jobs. */
+    public static MoveShape of(RunningJob job, Map<String, Node> byName) {
         Set<String> nodeNames = new LinkedHashSet<>();
         job.tasks().forEach(t -> nodeNames.add(t.node()));
         List<Node> nodes = nodeNames.stream().map(byName::get).toList();

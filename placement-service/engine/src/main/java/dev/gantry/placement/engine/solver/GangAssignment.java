@@ -65,6 +65,29 @@ public class GangAssignment {
         this.current = current;
     }
 
+    /**
+     * A copy for a planning clone: the same facts, its own variable ({@link PlacementSolutionCloner}).
+     */
+    GangAssignment planningClone() {
+        GangAssignment c = new GangAssignment();
+        c.job = job;
+        c.role = role;
+        c.queue = queue;
+        c.queueFacts = queueFacts;
+        c.queueChain = queueChain;
+        c.priority = priority;
+        c.gpuMilli = gpuMilli;
+        c.gpuWeight = gpuWeight;
+        c.preemptible = preemptible;
+        c.checkpointable = checkpointable;
+        c.runningSeconds = runningSeconds;
+        c.moveCost = moveCost;
+        c.options = options;
+        c.current = current;
+        c.option = option;
+        return c;
+    }
+
     @PlanningId
     public String getJob() {
         return job;

@@ -73,6 +73,8 @@ public final class OptionGenerator {
     private ClusterState consolidated;
     /** Running jobs by the GPU they hold (node index shifted by 8, plus the GPU), built on first use. */
     private Map<Long, List<Integer>> holders;
+    /** The scenario's nodes by name, built on first use (a move's shape looks up the nodes a job runs on). */
+    private Map<String, Node> nodesByName;
     private int nextOptionId;
 
     public OptionGenerator(Scenario sc, GreedyPass.Result greedy, GangPacker packer, int pendingPerState, int migrationsPerState) {
@@ -102,6 +104,7 @@ public final class OptionGenerator {
         this.pendingPerState = pendingPerState;
         this.migrationsPerState = migrationsPerState;
         this.packer = packer;
+        packer.shareRankingsAmong(sc.pending().size());
         this.emptyState = new ClusterState(sc);
         this.slots = new GpuSlot[sc.nodes().size()][];
     }
@@ -301,7 +304,10 @@ public final class OptionGenerator {
         }
         PlacementOption keep = add(options, seen, option(PlacementOption.Kind.KEEP, now, Network.ANY, false));
         if (job.migratable()) {
-            MoveShape move = MoveShape.of(sc, job);
+            if (nodesByName == null) {
+                nodesByName = MoveShape.nodesByName(sc);
+            }
+            MoveShape move = MoveShape.of(job, nodesByName);
             PendingJob shape = move.shape();
             List<Replica> reps = move.replicas();
             // lift the job out of greedy's state for a moment instead of copying the whole state

@@ -8,7 +8,7 @@ import ai.timefold.solver.core.api.score.HardMediumSoftScore;
 import java.util.List;
 
 /** One window as Timefold sees it: the gang assignments and their score. */
-@PlanningSolution
+@PlanningSolution(solutionCloner = PlacementSolutionCloner.class)
 public class PlacementSolution {
     @PlanningEntityCollectionProperty
     private List<GangAssignment> assignments;

@@ -164,6 +164,27 @@ class PlacementConstraintProviderTest {
         }
 
         @Test
+        void acceptsReclaimByAQueueWhoseNameSortsBeforeTheVictims() {
+            // the other-queue check compares queue names both ways: a placed job's queue may sort before or after the victim's
+            QueueFacts borrowing = queue("lender", 8000, 4000, 1000, true);
+            QueueFacts other = queue("alpha", 8000, 0, 4000, true);
+            VERIFIER.verifyThat(PlacementConstraintProvider::unjustifiedPreemption)
+                    .given(running("victim", borrowing, 900, true, place(N0, 0), null), pending("p", other, 0, 1000, place(N0, 0)))
+                    .penalizesBy(0);
+        }
+
+        @Test
+        void penalizesReclaimWhenOnlyTheVictimsOwnQueueHasAPlacedJob() {
+            // borrowing, but no job of another queue is placed: a lower-priority job of its own queue justifies nothing
+            QueueFacts borrowing = queue("lender", 8000, 4000, 1000, true);
+            QueueFacts other = queue("owner", 8000, 0, 4000, true);
+            VERIFIER.verifyThat(PlacementConstraintProvider::unjustifiedPreemption)
+                    .given(running("victim", borrowing, 900, true, place(N0, 0), null), pending("own", borrowing, 100, 1000, place(N0, 0)),
+                            pending("waits", other, 0, 1000, null))
+                    .penalizesBy(1);
+        }
+
+        @Test
         void penalizesReclaimFromANonReclaimableQueue() {
             QueueFacts locked = queue("locked", 8000, 4000, 1000, false);
             QueueFacts other = queue("owner", 8000, 0, 4000, true);
