@@ -156,18 +156,18 @@ class PlacementConstraintProviderTest {
 
         @Test
         void acceptsReclaimOfBorrowedGpusByAnotherQueue() {
-            QueueFacts borrowing = queue("lender", 8000, 4000, 1000, true);
-            QueueFacts other = queue("owner", 8000, 0, 4000, true);
-            VERIFIER.verifyThat(PlacementConstraintProvider::unjustifiedPreemption)
-                    .given(running("victim", borrowing, 900, true, place(N0, 0), null), pending("p", other, 0, 1000, place(N0, 0)))
-                    .penalizesBy(0);
+            acceptsReclaimBy("owner");
         }
 
         @Test
         void acceptsReclaimByAQueueWhoseNameSortsBeforeTheVictims() {
             // the other-queue check compares queue names both ways: a placed job's queue may sort before or after the victim's
+            acceptsReclaimBy("alpha");
+        }
+
+        private void acceptsReclaimBy(String ownerQueue) {
             QueueFacts borrowing = queue("lender", 8000, 4000, 1000, true);
-            QueueFacts other = queue("alpha", 8000, 0, 4000, true);
+            QueueFacts other = queue(ownerQueue, 8000, 0, 4000, true);
             VERIFIER.verifyThat(PlacementConstraintProvider::unjustifiedPreemption)
                     .given(running("victim", borrowing, 900, true, place(N0, 0), null), pending("p", other, 0, 1000, place(N0, 0)))
                     .penalizesBy(0);
