@@ -89,6 +89,9 @@ public class NodeRegistry {
                 return Uni.createFrom().failure(InvalidRequestException.unprocessable(violations));
             }
         }
+        // The diff is worked out in memory and written in one batch (new rows persisted together, one
+        // outbox append for every event): a chain of one step per node recursed once per node when the
+        // steps completed at once (unchanged nodes), and a few thousand of them overflowed the stack.
         return Panache.withTransaction(() -> InventoryVersion.lockForWrite()
                 .chain(version -> NodeEntity.<NodeEntity>listAll().chain(all -> {
                     Map<String, NodeEntity> byName = all.stream().collect(Collectors.toMap(e -> e.name, e -> e));
@@ -96,31 +99,39 @@ public class NodeRegistry {
                     List<String> added = new ArrayList<>();
                     List<String> changed = new ArrayList<>();
                     List<String> removed = new ArrayList<>();
-                    int[] unchanged = {0};
-                    Uni<Void> steps = Uni.createFrom().voidItem();
+                    List<NodeEntity> fresh = new ArrayList<>();
+                    List<NodeEntity> gone = new ArrayList<>();
+                    List<Outbox.Pending> events = new ArrayList<>();
+                    int unchanged = 0;
                     for (NodeInfo node : nodes) {
                         listed.add(node.name());
                         NodeEntity existing = byName.get(node.name());
-                        steps = steps.chain(() -> {
-                            long before = version.version;
-                            return write(version, existing, node, NodeSource.FILE).invoke(() -> {
-                                if (existing == null) {
-                                    added.add(node.name());
-                                } else if (version.version != before) {
-                                    changed.add(node.name());
-                                } else {
-                                    unchanged[0]++;
-                                }
-                            });
-                        }).replaceWithVoid();
+                        NodeEntity entity = existing != null ? existing : new NodeEntity();
+                        Outbox.Pending event = describe(version, entity, existing != null, node, NodeSource.FILE);
+                        if (existing == null) {
+                            fresh.add(entity);
+                            added.add(node.name());
+                        } else if (event != null) {
+                            changed.add(node.name());
+                        } else {
+                            unchanged++;
+                        }
+                        if (event != null) {
+                            events.add(event);
+                        }
                     }
                     for (NodeEntity entity : all) {
                         if (entity.source == NodeSource.FILE && !listed.contains(entity.name)) {
                             removed.add(entity.name);
-                            steps = steps.chain(() -> delete(version, entity));
+                            gone.add(entity);
+                            events.add(new Outbox.Pending(Subjects.NODES_REMOVED, entity.name, new NodeRemoved(version.next(), entity.name)));
                         }
                     }
-                    return steps.map(ignored -> new ApplyResult(version.version, added, changed, removed, unchanged[0]));
+                    ApplyResult result = new ApplyResult(version.version, added, changed, removed, unchanged);
+                    return Panache.getSession()
+                            .chain(session -> session.persistAll(fresh.toArray()).chain(() -> session.removeAll(gone.toArray())))
+                            .chain(() -> outbox.appendAll(events))
+                            .replaceWith(result);
                 })));
     }
 
@@ -165,20 +176,26 @@ public class NodeRegistry {
 
     /** Agent nodes that have not sent a heartbeat within {@code timeout} turn NotReady; returns their names. */
     public Uni<List<String>> markStale(Instant now, Duration timeout) {
-        return Panache.withTransaction(() -> NodeEntity.<NodeEntity>list(
+        // one lock, every stale node changed in memory, their events appended together (no step per node)
+        return Panache.withTransaction(() -> InventoryVersion.lockForWrite().chain(version -> NodeEntity.<NodeEntity>list(
                         "source = ?1 and health = ?2 and lastHeartbeat < ?3 order by name",
                         NodeSource.AGENT, NodeInfo.Health.READY, now.minus(timeout))
                 .chain(stale -> {
-                    Uni<Void> steps = Uni.createFrom().voidItem();
+                    List<Outbox.Pending> events = new ArrayList<>();
                     for (NodeEntity entity : stale) {
-                        steps = steps.chain(() -> mutate(entity.name, e -> {
-                            if (NodeState.stale(e.health, e.lastHeartbeat, now, timeout)) {
-                                e.health = NodeInfo.Health.NOT_READY;
-                            }
-                        })).replaceWithVoid();
+                        if (!NodeState.stale(entity.health, entity.lastHeartbeat, now, timeout)) {
+                            continue;
+                        }
+                        NodeInfo before = entity.toInfo();
+                        entity.health = NodeInfo.Health.NOT_READY;
+                        entity.updatedAt = Instant.now();
+                        NodeInfo after = entity.toInfo();
+                        if (NodeState.changed(before, after)) {
+                            events.add(new Outbox.Pending(Subjects.NODES_UPSERTED, entity.name, new NodeChanged(version.next(), after)));
+                        }
                     }
-                    return steps.replaceWith(stale.stream().map(e -> e.name).toList());
-                }));
+                    return outbox.appendAll(events).replaceWith(stale.stream().map(e -> e.name).toList());
+                })));
     }
 
     public Uni<NodeInfo> find(String name) {
@@ -232,17 +249,29 @@ public class NodeRegistry {
 
     private Uni<NodeInfo> write(InventoryVersion version, NodeEntity existing, NodeInfo described, NodeSource source) {
         NodeEntity entity = existing != null ? existing : new NodeEntity();
-        NodeInfo before = existing != null ? existing.toInfo() : null;
-        boolean cordoned = existing != null && existing.cordoned;
-        entity.apply(described, source, cordoned, described.health(), described.lastHeartbeat());
-        NodeInfo after = entity.toInfo();
+        Outbox.Pending event = describe(version, entity, existing != null, described, source);
         Uni<?> stored = existing != null ? Uni.createFrom().item(entity) : entity.persist();
-        if (!NodeState.changed(before, after)) {
+        NodeInfo after = entity.toInfo();
+        if (event == null) {
             return stored.replaceWith(after);
         }
-        long next = version.next();
-        return stored.chain(() -> outbox.append(Subjects.NODES_UPSERTED, after.name(), new NodeChanged(next, after)))
-                .replaceWith(after);
+        return stored.chain(() -> outbox.append(event.subject(), event.subjectId(), event.payload())).replaceWith(after);
+    }
+
+    /**
+     * Gives {@code entity} the description {@code described} from {@code source} (keeping its cordon);
+     * the event that announces it, with the next version, or null when nothing a consumer sees changed.
+     */
+    private static Outbox.Pending describe(InventoryVersion version, NodeEntity entity, boolean known, NodeInfo described,
+            NodeSource source) {
+        NodeInfo before = known ? entity.toInfo() : null;
+        boolean cordoned = known && entity.cordoned;
+        entity.apply(described, source, cordoned, described.health(), described.lastHeartbeat());
+        NodeInfo after = entity.toInfo();
+        if (!NodeState.changed(before, after)) {
+            return null;
+        }
+        return new Outbox.Pending(Subjects.NODES_UPSERTED, after.name(), new NodeChanged(version.next(), after));
     }
 
     private Uni<Void> delete(InventoryVersion version, NodeEntity entity) {

@@ -85,6 +85,28 @@ class ClusterFileTest {
         assertThat(version(db)).isEqualTo(version + 2);
     }
 
+    /**
+     * A large file applied twice: the second apply finds every node unchanged, which used to make one
+     * Uni step per node chained on the next, all completing at once; at a few thousand nodes that
+     * recursion overflowed the event loop's stack and the request never got an answer.
+     */
+    @Test
+    void aLargeFileAppliedTwiceIsAnsweredBothTimes() {
+        int count = 4000;
+        StringBuilder file = new StringBuilder("{\"nodes\": [");
+        for (int i = 0; i < count; i++) {
+            file.append(i == 0 ? "" : ",").append("{\"name\": \"file-big-").append(i).append("\", \"gpuModel\": \"L4\", \"gpus\": 4}");
+        }
+        String body = file.append("]}").toString();
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body)
+                .when().post("/v1/cluster:apply").then().statusCode(200).body("added.size()", equalTo(count));
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body(body)
+                .when().post("/v1/cluster:apply").then().statusCode(200).body("unchanged", equalTo(count));
+        // and a file without them removes them all, in one answer too
+        given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON).body("{\"nodes\": []}")
+                .when().post("/v1/cluster:apply").then().statusCode(200).body("removed.size()", equalTo(count));
+    }
+
     @Test
     void jsonWorksToo() {
         given().auth().oauth2(TestTokens.admin()).contentType(ContentType.JSON)
