@@ -135,6 +135,7 @@ class FastPathTest {
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name = 'fp-other'") == 1);
         long windowsBefore = registry.find("gantry.placement.window").timer().count();
+        double greedyBurstsBefore = registry.find("gantry.placement.bursts.greedy").counter().count();
 
         // what another replica's jobs consumer does: store the job and signal it in one transaction; no event reaches this one
         UUID id = UUID.randomUUID();
@@ -154,6 +155,49 @@ class FastPathTest {
                 db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0);
     }
 
+    /**
+     * Burst windows start at most every {@code gantry.placement.burst.window-gap} (250 ms): 48 jobs
+     * arriving 25 ms apart (1.2 s) are planned by a handful of windows, not by one window after
+     * another as fast as they end (each reads and checks the whole cluster whatever it plans).
+     */
+    @Test
+    void burstWindowsStartAtMostOnceAGap() throws Exception {
+        String model = "L40S";
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (int n = 0; n < 8; n++) {
+                nats.publish(EventEnvelope.of(Subjects.NODES_UPSERTED, "fp-gap-" + n, new NodeChanged(System.nanoTime(), node("fp-gap-" + n, model))));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name like 'fp-gap-%'") == 8);
+        long windowsBefore = registry.find("gantry.placement.window").timer().count();
+
+        List<UUID> burst = new java.util.ArrayList<>();
+        long start = System.nanoTime();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (int i = 0; i < 48; i++) {
+                UUID id = UUID.randomUUID();
+                burst.add(id);
+                nats.publish(job(id, 1, 1, 100, Instant.now(), model));
+                Thread.sleep(25);
+            }
+        }
+        double spanSeconds = (System.nanoTime() - start) / 1e9;
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .until(() -> burst.stream().allMatch(id -> bound(id) == 1));
+        long windows = registry.find("gantry.placement.window").timer().count() - windowsBefore;
+        // one per gap over the arrivals, one for the last of them, and one more for the consumer's late batches
+        assertThat(windows).as("burst windows over %.2f s of arrivals", spanSeconds).isBetween(1L, (long) (spanSeconds / 0.25) + 3);
+
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : burst) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> burst.stream().allMatch(id ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0));
+        Thread.sleep(1_100); // the arrival rate counts the last second: the next test's lone job is no burst
+    }
+
     @Test
     void aBurstOfArrivalsIsPlannedByAWindowNotOneFastPathAfterAnother() throws Exception {
         try (TestNats nats = TestNats.connect(natsUrl)) {
@@ -163,6 +207,7 @@ class FastPathTest {
         }
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name like 'fp-burst-%'") == 2);
         long windowsBefore = registry.find("gantry.placement.window").timer().count();
+        double greedyBurstsBefore = registry.find("gantry.placement.bursts.greedy").counter().count();
 
         // windows are off in this profile: only the burst rule can run one. 90 ms apart (11 jobs/s), each
         // fast path is done before the next job arrives, so a rule that counted only the jobs waiting
@@ -180,6 +225,9 @@ class FastPathTest {
                 .until(() -> burst.stream().allMatch(id -> bound(id) == 1));
         assertThat(registry.find("gantry.placement.window").timer().count()).as("a window planned the burst")
                 .isGreaterThan(windowsBefore);
+        assertThat(registry.find("gantry.placement.bursts.greedy").counter().count())
+                .as("every job of the burst fitted as things were: its window bound the fast path's greedy plan, no solve")
+                .isGreaterThan(greedyBurstsBefore);
 
         try (TestNats nats = TestNats.connect(natsUrl)) {
             for (UUID id : burst) {

@@ -16,6 +16,7 @@ import dev.gantry.placement.engine.packing.WorkloadMix;
 import dev.gantry.placement.engine.planner.Planner;
 import dev.gantry.placement.engine.planner.Consolidation;
 import dev.gantry.placement.engine.planner.MovesThatMakeRoom;
+import dev.gantry.placement.engine.planner.GreedyWhenAllFit;
 import dev.gantry.placement.engine.planner.Planners;
 import dev.gantry.placement.engine.planner.SolverProfile;
 import dev.gantry.placement.engine.solver.MoveCost;
@@ -103,6 +104,17 @@ public class WindowLoop {
     /** More jobs than this arriving within a second (or waiting for their fast path) are a burst, planned by a window. */
     static final int FAST_PATH_BACKLOG = 8;
     private final RecentArrivals recentArrivals = new RecentArrivals(1_000_000_000L);
+    /**
+     * The least time from one burst window's start to the next: arrivals meanwhile wait and are planned
+     * together. A window costs about the same whatever it plans (it reads and checks the whole cluster),
+     * so windows back to back during a burst spent that cost on a handful of jobs each.
+     */
+    private final long burstGapNanos;
+    /** A burst window is due (its timer is set or it fired and waits for the planner to be free). */
+    private final AtomicBoolean burstWindowDue = new AtomicBoolean();
+    /** Its timer fired: it starts as soon as nothing else plans. */
+    private final AtomicBoolean burstWindowReady = new AtomicBoolean();
+    private volatile long lastBurstWindowNanos;
 
     private record Deferred(UUID jobId, long receivedNanos) {
     }
@@ -130,6 +142,7 @@ public class WindowLoop {
             @ConfigProperty(name = "gantry.placement.planner", defaultValue = "timefold") String plannerName,
             @ConfigProperty(name = "gantry.placement.profile", defaultValue = "fast") String profileName,
             @ConfigProperty(name = "gantry.placement.fast-path.enabled", defaultValue = "true") boolean fastPathEnabled,
+            @ConfigProperty(name = "gantry.placement.burst.window-gap", defaultValue = "250ms") java.time.Duration burstGap,
             @ConfigProperty(name = "gantry.placement.weights") Optional<String> weights,
             @ConfigProperty(name = "gantry.placement.gpu-speeds") Optional<String> gpuSpeeds,
             @ConfigProperty(name = "gantry.placement.move-cost.per-move") Optional<Long> moveCostPerMove,
@@ -159,6 +172,11 @@ public class WindowLoop {
         // refuse a bad weight at start, with the engine's words, rather than in every window
         SolverConfigs.weights(profile.weightOverrides());
         this.fastPathEnabled = fastPathEnabled;
+        if (burstGap.isNegative()) {
+            throw new IllegalArgumentException("gantry.placement.burst.window-gap must be 0 or more, got " + burstGap);
+        }
+        this.burstGapNanos = burstGap.toNanos();
+        this.lastBurstWindowNanos = System.nanoTime() - burstGapNanos;
         this.budget = new WindowBudget(profile.spentLimit(), solverMinShare);
         metrics.limit(profile.spentLimit());
     }
@@ -177,10 +195,15 @@ public class WindowLoop {
         if (!leadership.leading() || !planning.compareAndSet(false, true)) {
             return Uni.createFrom().item(0);
         }
-        return windowBody().eventually(this::donePlanning);
+        return windowBody(false).eventually(this::donePlanning);
     }
 
-    private Uni<Integer> windowBody() {
+    /**
+     * {@code burst}: the window plans a burst of arrivals, as their fast paths would have, so when the
+     * greedy plan places every one of them without moving anyone it is bound as it is, without a solve
+     * ({@link Planners#greedyWhenAllFit}); the scheduled windows keep polishing with the solver.
+     */
+    private Uni<Integer> windowBody(boolean burst) {
         long start = System.nanoTime();
         Instant now = Instant.now();
         long[] mark = {start};
@@ -198,11 +221,15 @@ public class WindowLoop {
             }
             Map<String, String> modelByNode = modelByNode(state);
             // the jobs the disruption budget lets the solver move now (none read when no running job asks to be movable)
+            Planner windowPlanner = burst ? Planners.greedyWhenAllFit(planner, arrivals) : planner;
             return movable(now, state).chain(planned -> vertx.executeBlocking(Uni.createFrom().item(() -> decide(now, planned,
-                            planned.waiting(), planner, profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), ""))))
+                            planned.waiting(), windowPlanner, profile.withTimeLimit(budget.solveLimit(start, System.nanoTime())), ""))))
                     .chain(decision -> {
                         long solved = decision.solvedAt();
                         mark[0] = phase("plan", mark[0], steps);
+                        if (decision.plan() != null && decision.plan().metadata().containsKey(GreedyWhenAllFit.ALL_FIT)) {
+                            metrics.burstPlacedWithoutSolve();
+                        }
                         Uni<Integer> applied = decision.plan() == null ? Uni.createFrom().item(0)
                                 : binder.apply(decision.plan(), modelByNode).call(placed -> metrics.observeBound(decision.plan()))
                                         .call(placed -> waits.recordBound(decision.plan()));
@@ -302,14 +329,14 @@ public class WindowLoop {
             return Uni.createFrom().item(false);
         }
         boolean burst = recentArrivals.record(System.nanoTime()) > FAST_PATH_BACKLOG;
+        if (burst || burstWindowDue.get()) { // one window plans the burst in about the time one fast path takes
+            LOG.debugf("job %s arrived in a burst: a window plans it", jobId);
+            burstWindowSoon();
+            return Uni.createFrom().item(false);
+        }
         if (!planning.compareAndSet(false, true)) {
             deferred.add(new Deferred(jobId, receivedNanos));
             return Uni.createFrom().item(false);
-        }
-        if (burst) { // one window plans the burst in about the time one fast path takes
-            deferred.clear();
-            LOG.debugf("job %s arrived in a burst: a window plans it", jobId);
-            return windowBody().eventually(this::donePlanning).map(placed -> false);
         }
         Instant now = Instant.now();
         long[] mark = {System.nanoTime()};
@@ -435,12 +462,13 @@ public class WindowLoop {
      */
     private void donePlanning() {
         planning.set(false);
+        if (burstWindowReady.get()) {
+            startBurstWindow();
+            return;
+        }
         if (!deferred.isEmpty() && (deferred.size() > FAST_PATH_BACKLOG || recentArrivals.count(System.nanoTime()) > FAST_PATH_BACKLOG)) {
-            int burst = deferred.size();
-            deferred.clear();
-            LOG.infof("%d jobs arrived while planning: a window plans them together", burst);
-            inOwnContext(() -> runWindow().subscribe().with(placed -> {
-            }, e -> LOG.warnf("window for a burst of %d jobs failed (the next window will plan them): %s", burst, e.toString())));
+            LOG.debugf("%d jobs arrived while planning: a window plans them together", deferred.size());
+            burstWindowSoon();
             return;
         }
         Deferred next = deferred.poll();
@@ -448,6 +476,41 @@ public class WindowLoop {
             inOwnContext(() -> fastPath(next.jobId(), next.receivedNanos()).subscribe().with(placed -> {
             }, e -> LOG.warnf("deferred fast path for job %s failed (the window will plan it): %s", next.jobId(), e.toString())));
         }
+    }
+
+    /**
+     * Sets a burst window for {@link #burstGapNanos} after the last one started (at once if that has
+     * passed); a window already due plans these arrivals too.
+     */
+    private void burstWindowSoon() {
+        if (!burstWindowDue.compareAndSet(false, true)) {
+            return;
+        }
+        long waitMillis = Math.max(1, (lastBurstWindowNanos + burstGapNanos - System.nanoTime()) / 1_000_000);
+        vertx.setTimer(waitMillis, id -> {
+            burstWindowReady.set(true);
+            startBurstWindow();
+        });
+    }
+
+    /** The due burst window, if nothing else plans now (otherwise {@link #donePlanning} starts it). */
+    private void startBurstWindow() {
+        if (!planning.compareAndSet(false, true)) {
+            return;
+        }
+        burstWindowReady.set(false);
+        burstWindowDue.set(false);
+        deferred.clear(); // the window plans every waiting job, these among them
+        if (!leadership.leading()) {
+            planning.set(false);
+            return;
+        }
+        lastBurstWindowNanos = System.nanoTime();
+        inOwnContext(() -> windowBody(true).eventually(this::donePlanning).subscribe().with(placed -> {
+            if (placed > 0) {
+                LOG.debugf("burst window: %d jobs placed", placed);
+            }
+        }, e -> LOG.warnf("window for a burst failed (the next window will plan its jobs): %s", e.toString())));
     }
 
     /**

@@ -49,6 +49,7 @@ public class WindowMetrics {
     private final Counter overruns;
     private final Counter rejected;
     private final Counter fallbacks;
+    private final Counter burstsWithoutSolve;
     private final Counter placed;
     private final Counter preempted;
     private final Counter migrated;
@@ -76,6 +77,9 @@ public class WindowMetrics {
                 .description("plans the validator refused (not applied)").register(registry);
         this.fallbacks = Counter.builder("gantry.placement.solver.fallbacks")
                 .description("windows whose solver left the greedy plan as it was (no time left for it, or nothing better found in time)")
+                .register(registry);
+        this.burstsWithoutSolve = Counter.builder("gantry.placement.bursts.greedy")
+                .description("windows for a burst of arrivals that all fitted as things were: bound from the fast path's greedy plan, no solve")
                 .register(registry);
         this.placed = Counter.builder("gantry.placement.jobs.placed").description("jobs bound").register(registry);
         this.preempted = Counter.builder("gantry.placement.jobs.preempted").description("jobs preempted by a plan").register(registry);
@@ -178,6 +182,11 @@ public class WindowMetrics {
 
     void observeSolve(long nanos) {
         solve.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** A burst's window took the fast path's greedy plan (everyone fitted) instead of solving. */
+    void burstPlacedWithoutSolve() {
+        burstsWithoutSolve.increment();
     }
 
     void planRejected() {

@@ -27,6 +27,14 @@ public final class Planners {
         return new GreedyPlanner(mix);
     }
 
+    /**
+     * For a burst of arrivals: greedy's plan when it places everyone without moving anyone, else
+     * {@code planner}'s ({@link GreedyWhenAllFit}).
+     */
+    public static Planner greedyWhenAllFit(Planner planner, WorkloadMix mix) {
+        return new GreedyWhenAllFit(planner, mix);
+    }
+
     /** @throws IllegalArgumentException for an unknown name, naming the valid ones */
     public static Planner byName(String name) {
         return byName(name, null);
