@@ -73,6 +73,31 @@ class FastPathTest {
         return EventEnvelope.of(Subjects.JOBS_QUEUED, jobId.toString(), job);
     }
 
+    /** {@code count} one-GPU jobs of {@code model}, published {@code gapMillis} apart; their ids. */
+    private List<UUID> arriveApart(int count, long gapMillis, String model) throws Exception {
+        List<UUID> ids = new java.util.ArrayList<>();
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (int i = 0; i < count; i++) {
+                UUID id = UUID.randomUUID();
+                ids.add(id);
+                nats.publish(job(id, 1, 1, 100, Instant.now(), model));
+                Thread.sleep(gapMillis);
+            }
+        }
+        return ids;
+    }
+
+    /** Cancels the jobs and waits until placement has released all their GPUs. */
+    private void cancelAndAwaitFreed(List<UUID> ids) throws Exception {
+        try (TestNats nats = TestNats.connect(natsUrl)) {
+            for (UUID id : ids) {
+                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
+            }
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> ids.stream().allMatch(id ->
+                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0));
+    }
+
     private long bound(UUID jobId) {
         return db.queryLong("select count(*) from outbox_event where subject = ? and subject_id = ?", Subjects.PLACEMENTS_BOUND,
                 jobId.toString());
@@ -171,16 +196,8 @@ class FastPathTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> db.queryLong("select count(*) from node where name like 'fp-gap-%'") == 8);
         long windowsBefore = registry.find("gantry.placement.window").timer().count();
 
-        List<UUID> burst = new java.util.ArrayList<>();
         long start = System.nanoTime();
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            for (int i = 0; i < 48; i++) {
-                UUID id = UUID.randomUUID();
-                burst.add(id);
-                nats.publish(job(id, 1, 1, 100, Instant.now(), model));
-                Thread.sleep(25);
-            }
-        }
+        List<UUID> burst = arriveApart(48, 25, model);
         double spanSeconds = (System.nanoTime() - start) / 1e9;
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
                 .until(() -> burst.stream().allMatch(id -> bound(id) == 1));
@@ -188,13 +205,7 @@ class FastPathTest {
         // one per gap over the arrivals, one for the last of them, and one more for the consumer's late batches
         assertThat(windows).as("burst windows over %.2f s of arrivals", spanSeconds).isBetween(1L, (long) (spanSeconds / 0.25) + 3);
 
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            for (UUID id : burst) {
-                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
-            }
-        }
-        await().atMost(Duration.ofSeconds(20)).until(() -> burst.stream().allMatch(id ->
-                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0));
+        cancelAndAwaitFreed(burst);
         Thread.sleep(1_100); // the arrival rate counts the last second: the next test's lone job is no burst
     }
 
@@ -212,15 +223,7 @@ class FastPathTest {
         // windows are off in this profile: only the burst rule can run one. 90 ms apart (11 jobs/s), each
         // fast path is done before the next job arrives, so a rule that counted only the jobs waiting
         // for a fast path would never see this burst; one that counts arrivals per second does
-        List<UUID> burst = new java.util.ArrayList<>();
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            for (int i = 0; i < 16; i++) {
-                UUID id = UUID.randomUUID();
-                burst.add(id);
-                nats.publish(job(id, 1, 1, 100, Instant.now(), BURST_MODEL));
-                Thread.sleep(90);
-            }
-        }
+        List<UUID> burst = arriveApart(16, 90, BURST_MODEL);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
                 .until(() -> burst.stream().allMatch(id -> bound(id) == 1));
         assertThat(registry.find("gantry.placement.window").timer().count()).as("a window planned the burst")
@@ -229,12 +232,6 @@ class FastPathTest {
                 .as("every job of the burst fitted as things were: its window bound the fast path's greedy plan, no solve")
                 .isGreaterThan(greedyBurstsBefore);
 
-        try (TestNats nats = TestNats.connect(natsUrl)) {
-            for (UUID id : burst) {
-                nats.publish(EventEnvelope.of(Subjects.JOBS_CANCELLED, id.toString(), new JobCancelled(id, "fast-path-test", "bob", Instant.now())));
-            }
-        }
-        await().atMost(Duration.ofSeconds(20)).until(() -> burst.stream().allMatch(id ->
-                db.queryLong("select count(*) from allocation where job_id = ?::uuid", id.toString()) == 0));
+        cancelAndAwaitFreed(burst);
     }
 }
