@@ -279,7 +279,7 @@ class CliIT {
     }
 
     @Test
-    void upBindsEveryServiceToLoopbackUnlessToldOtherwise() {
+    void upBindsEveryServiceToLoopbackUnlessToldOtherwise() throws Exception {
         List<String> planned = ok(gantry("alice", "up", "--dry-run")).lines();
         // after the four services, the node agents of a one-machine cluster: this machine's GPUs, or two simulated 8-GPU nodes
         List<String> agents = planned.stream().filter(line -> line.startsWith("agent ")).toList();
@@ -316,12 +316,23 @@ class CliIT {
         List<String> everywhere = ok(gantry(Map.of("GANTRY_BIND_HOST", "0.0.0.0", "GANTRY_UP_AGENTS", "0"), "alice", "up", "--dry-run")).lines();
         assertThat(everywhere).hasSize(4).allMatch(line -> line.contains(" -Dquarkus.http.host=0.0.0.0 "));
         // the services' JVM options: GANTRY_JVM_OPTS as given; else, on a machine of 2 cores or fewer, the JIT's first tier
-        // only for all but placement (whose solver runs hot loops for the service's life)
+        // only for all but placement (whose solver runs hot loops for the service's life), and for placement's plumbing only
         assertThat(ok(gantry(Map.of("GANTRY_JVM_OPTS", "-Xmx1g", "GANTRY_UP_AGENTS", "0"), "alice", "up", "--dry-run")).lines())
                 .hasSize(4).allMatch(line -> line.contains(" java -Xmx1g -Dquarkus.http.port="));
         boolean small = Runtime.getRuntime().availableProcessors() <= 2;
         assertThat(loopback.subList(0, 3)).allMatch(line -> line.contains(" -XX:TieredStopAtLevel=1 ") == small);
         assertThat(loopback.get(3)).startsWith("placement-service: ").doesNotContain("TieredStopAtLevel");
+        Path root = Path.of(System.getProperty("gantry.root", "..")).toRealPath();
+        String directives = " -XX:CompilerDirectivesFile=" + root.resolve("bin/lib/placement-jit.json") + " ";
+        assertThat(loopback.get(3).contains(directives)).isEqualTo(small);
+        // the file is one this JVM takes (a syntax error there would stop placement from starting), and leaves the solver alone
+        Path file = root.resolve("bin/lib/placement-jit.json");
+        assertThat(Files.readString(file)).contains("dev/gantry/kit/*.*").doesNotContain("dev/gantry/placement/engine", "ai/timefold");
+        Process java = new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(), "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:CompilerDirectivesFile=" + file, "-version").redirectErrorStream(true).start();
+        String javaSaid = new String(java.getInputStream().readAllBytes());
+        assertThat(java.waitFor()).as(javaSaid).isZero();
+        assertThat(javaSaid).contains("1 compiler directives added");
         Result bad = gantry("alice", "up", "--everywhere");
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err().strip().lines()).hasSize(1);

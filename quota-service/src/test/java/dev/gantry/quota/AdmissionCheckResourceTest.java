@@ -105,6 +105,41 @@ class AdmissionCheckResourceTest {
         db.execute("delete from admission_reservation where owner = ?", user);
     }
 
+    /**
+     * A batch is decided in one transaction (issue 18 item 6): each user's count is their own, a job
+     * checked twice in one batch (a retry) takes one place, and what is stored before the batch counts.
+     */
+    @Test
+    void aBatchCountsEachUsersPlacesOnceAndWhatWasPendingBefore() {
+        String ann = "adm-b1-" + UUID.randomUUID().toString().substring(0, 6);
+        String ben = "adm-b2-" + UUID.randomUUID().toString().substring(0, 6);
+        UUID earlier = UUID.randomUUID();
+        UUID retried = UUID.randomUUID();
+        db.execute("insert into pending_job (job_id, queue, owner, gpus, cpu_millis, memory_mib, queued_at) values (?, 'adm-team', ?, 1, 0, 0, now())",
+                earlier, ben);
+        try {
+            String reserve = ", \"jobId\": \"%s\"";
+            String body = "{\"checks\": ["
+                    + job(ann, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(retried) + "}") + ","
+                    + job(ben, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}") + ","
+                    + job(ann, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(retried) + "}") + ","
+                    + job(ben, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}") + ","
+                    + job(ann, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}") + ","
+                    + job(ann, "ml", "adm-team", 1, "").replace("}}", "}" + reserve.formatted(UUID.randomUUID()) + "}")
+                    + "]}";
+            given().auth().oauth2(TestTokens.service()).contentType(ContentType.JSON).body(body)
+                    .when().post("/v1/admission-checks/batch").then().statusCode(200)
+                    .body("results.answer.allowed", equalTo(java.util.List.of(true, true, true, false, true, false)))
+                    .body("results[3].answer.reason", equalTo("TooManyPendingJobs"))
+                    .body("results[5].answer.reason", equalTo("TooManyPendingJobs"));
+            assertThat(db.queryLong("select count(*) from admission_reservation where owner = ?", ann)).as("ann: the retried job once").isEqualTo(2);
+            assertThat(db.queryLong("select count(*) from admission_reservation where owner = ?", ben)).as("ben: one beside the stored one").isEqualTo(1);
+        } finally {
+            db.execute("delete from admission_reservation where owner in (?, ?)", ann, ben);
+            db.execute("delete from pending_job where job_id = ?", earlier);
+        }
+    }
+
     @Test
     void priorityIsTheQueuesUnlessTheQueueLetsTheJobAskForMore() {
         put("/v1/queues/adm-prio-team", "{\"parent\": \"adm-org\", \"limits\": {\"defaultPriority\": 40, \"maxPriority\": 300}}");

@@ -6,7 +6,6 @@ import dev.gantry.quota.domain.AdmissionPolicy;
 import dev.gantry.quota.domain.PriorityClassSpec;
 import dev.gantry.quota.service.AdmissionContexts;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
@@ -85,35 +84,56 @@ public class AdmissionCheckResource {
     /**
      * The checks admission gathered while its previous request was answered, in one request: a burst
      * of submissions then costs quota (and admission) one HTTP exchange per batch instead of one per job.
-     * Each check is validated and decided on its own, one after another, exactly as {@link #check}
-     * would: a malformed one is answered 400 in its place and changes nothing for the others.
+     * Each check is validated on its own (a malformed one is answered 400 in its place and changes
+     * nothing for the others); the valid ones are decided in their order in one transaction, each as
+     * {@link #check} would decide it after the ones before ({@link AdmissionContexts#decideAll}).
      */
     @POST
     @Path("/batch")
     @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
     public Uni<AdmissionCheckBatchResponse> checkAll(@Valid @NotNull AdmissionCheckBatch batch) {
-        return Multi.createFrom().iterable(batch.checks())
-                .onItem().transformToUniAndConcatenate(this::answer)
-                .collect().asList()
-                .map(AdmissionCheckBatchResponse::new);
+        BatchAnswer[] answers = new BatchAnswer[batch.checks().size()];
+        List<Integer> valid = new ArrayList<>();
+        List<AdmissionContexts.Check> checks = new ArrayList<>();
+        for (int i = 0; i < answers.length; i++) {
+            AdmissionCheckRequest request = batch.checks().get(i);
+            String problem = request == null ? "a check must not be null" : violations(request);
+            if (problem != null) {
+                answers[i] = new BatchAnswer(400, null, problem);
+            } else {
+                valid.add(i);
+                checks.add(new AdmissionContexts.Check(policyRequest(request), request.jobId()));
+            }
+        }
+        Uni<List<AdmissionPolicy.Decision>> decisions = checks.isEmpty()
+                ? Uni.createFrom().item(List.of())
+                : contexts.decideAll(checks);
+        return decisions.map(decided -> {
+            for (int k = 0; k < decided.size(); k++) {
+                answers[valid.get(k)] = new BatchAnswer(200, respond(decided.get(k)), null);
+            }
+            return new AdmissionCheckBatchResponse(List.of(answers));
+        });
     }
 
-    private Uni<BatchAnswer> answer(AdmissionCheckRequest request) {
-        if (request == null) {
-            return Uni.createFrom().item(new BatchAnswer(400, null, "a check must not be null"));
-        }
+    private String violations(AdmissionCheckRequest request) {
         var violations = validator.validate(request);
-        if (!violations.isEmpty()) {
-            String detail = violations.stream().sorted(Comparator.comparing(v -> v.getPropertyPath().toString()))
-                    .map(v -> v.getPropertyPath() + ": " + v.getMessage()).reduce((a, b) -> a + "; " + b).orElseThrow();
-            return Uni.createFrom().item(new BatchAnswer(400, null, detail));
+        if (violations.isEmpty()) {
+            return null;
         }
-        return check(request).map(answer -> new BatchAnswer(200, answer, null));
+        return violations.stream().sorted(Comparator.comparing(v -> v.getPropertyPath().toString()))
+                .map(v -> v.getPropertyPath() + ": " + v.getMessage()).reduce((a, b) -> a + "; " + b).orElseThrow();
     }
 
     @POST
     @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
     public Uni<AdmissionCheckResponse> check(@Valid @NotNull AdmissionCheckRequest body) {
+        // one statement for the user's limits and counts (with the job's id: one transaction per user that also
+        // reserves its place); the queue tree and priority classes from memory while unchanged
+        return contexts.decide(policyRequest(body), body.jobId()).map(this::respond);
+    }
+
+    private static AdmissionPolicy.Request policyRequest(AdmissionCheckRequest body) {
         List<String> teams = new ArrayList<>();
         if (body.team() != null && !body.team().isBlank()) {
             teams.add(body.team());
@@ -122,12 +142,9 @@ public class AdmissionCheckResource {
             body.teams().stream().filter(t -> !teams.contains(t)).forEach(teams::add);
         }
         JobResources r = body.resources();
-        AdmissionPolicy.Request request = new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
+        return new AdmissionPolicy.Request(body.user(), teams, body.queue(), r.gpus(), r.gpuModel(),
                 r.cpuMillis() == null ? 0 : r.cpuMillis(), r.memoryMiB() == null ? 0 : r.memoryMiB(), body.priorityClass(), body.priority(),
                 Boolean.TRUE.equals(body.migratable()));
-        // one statement for the user's limits and counts (with the job's id: one transaction per user that also
-        // reserves its place); the queue tree and priority classes from memory while unchanged
-        return contexts.decide(request, body.jobId()).map(this::respond);
     }
 
     private AdmissionCheckResponse respond(AdmissionPolicy.Decision decision) {
