@@ -156,9 +156,11 @@ public final class GangPacker {
      * changes differ by less are equal to the gauge (the workload mix is an estimate, its last
      * digits are noise) and the fuller node in CPU and GPUs goes first. On OpenB (FGD protocol,
      * online, the fragmentation-aware pass alone) 20 gave 95.24% at 100% arrived over seeds
-     * 42-51, 10 gave 95.14%, exact comparison 94.95% (seeds 42-44): see docs/benchmarks.md.
+     * 42-51, 10 gave 95.14%, exact comparison 94.95% (seeds 42-44): see docs/benchmarks.md. On
+     * gpushare100 (seed 42) 1, 5, 50 and 100 all did worse than 20. {@code -Dgantry.packing.fragmentationStepMilli}
+     * overrides it (experiments).
      */
-    static final double FRAGMENTATION_STEP_MILLI = 20;
+    static final double FRAGMENTATION_STEP_MILLI = Double.parseDouble(System.getProperty("gantry.packing.fragmentationStepMilli", "20"));
 
     /**
      * GPU indices for the pod on the node, or null: {@link ClusterState#pick}, except that with a
@@ -202,16 +204,24 @@ public final class GangPacker {
     /** The largest node a leftover is measured against: 128 cores, 8 GPUs. */
     private static final double FULL_NODE_CPU_MILLIS = 128_000;
     private static final double FULL_NODE_GPU_MILLI = 8_000;
+    /**
+     * The CPU's part of a leftover (the GPUs' is the rest). Half each took OpenB's default workload
+     * from 93.81% (GPUs alone) to 95.14% when it was chosen (seed 42); on gpushare100 a quarter gave
+     * 86.72% against half's 86.33% (docs/benchmarks.md, "The leftover's CPU share"). {@code -Dgantry.packing.cpuLeftoverShare}
+     * overrides it (experiments).
+     */
+    static final double CPU_LEFTOVER_SHARE = Double.parseDouble(System.getProperty("gantry.packing.cpuLeftoverShare", "0.5"));
 
     /**
-     * CPU and GPUs left on the node after the pod, half each, as shares of a large node, in
+     * CPU and GPUs left on the node after the pod, half each ({@link #CPU_LEFTOVER_SHARE}), as shares of a large node, in
      * millionths (below {@link #LEFTOVER_SPAN}): among nodes the workload sees as equal, the
      * fullest in both goes first, since a node short of CPU strands its GPUs as surely as a
      * node short of GPUs.
      */
     private static long leftover(ClusterState st, int node, Replica r, long gpuLeft) {
         double cpuLeft = Math.max(0, st.cpuFree(node) - r.cpuMillis());
-        double share = 0.5 * Math.min(1, cpuLeft / FULL_NODE_CPU_MILLIS) + 0.5 * Math.min(1, gpuLeft / FULL_NODE_GPU_MILLI);
+        double share = CPU_LEFTOVER_SHARE * Math.min(1, cpuLeft / FULL_NODE_CPU_MILLIS)
+                + (1 - CPU_LEFTOVER_SHARE) * Math.min(1, gpuLeft / FULL_NODE_GPU_MILLI);
         return Math.round(share * 1_000_000);
     }
 
