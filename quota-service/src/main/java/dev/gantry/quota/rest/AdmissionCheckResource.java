@@ -128,8 +128,8 @@ public class AdmissionCheckResource {
     @POST
     @RolesAllowed({GantryRoles.SERVICE, GantryRoles.ADMIN})
     public Uni<AdmissionCheckResponse> check(@Valid @NotNull AdmissionCheckRequest body) {
-        // one statement for the user's limits and counts (with the job's id: one transaction per user that also
-        // reserves its place); the queue tree and priority classes from memory while unchanged
+        // a batch of one: one transaction that reads the user's limits and counts and, with the job's id, reserves
+        // its place; the queue tree and priority classes from memory while unchanged
         return contexts.decide(policyRequest(body), body.jobId()).map(this::respond);
     }
 
